@@ -1,0 +1,47 @@
+# lance-cpp: top-level driver over CMake.
+#   make            install what is missing, build, leave build/bin/lance-cpp
+#   make demo       build if needed, make a sample dataset and inspect it
+#   make test       every test: GoogleTest through ctest, then the pytest interop suite
+#   make test-asan  the same suite built with ASan+UBSan
+JOBS ?= $(shell nproc)
+VENV := .venv
+PY := $(CURDIR)/$(VENV)/bin/python
+BUILD ?= build
+ASAN_BUILD := build-asan
+CMAKE_FLAGS := -G Ninja -DLANCE_PYTHON=$(PY)
+
+.PHONY: all deps build demo test unit interop test-asan clean
+
+all: build
+
+deps:
+	@bash scripts/bootstrap.sh
+
+$(BUILD)/build.ninja: | deps
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@bash scripts/demo.sh $(BUILD)/bin/lance-cpp $(PY) $(URI)
+
+unit: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+interop: build
+	LANCE_CPP_BIN=$(CURDIR)/$(BUILD)/bin/lance-cpp $(PY) -m pytest -q tests/interop
+
+test: unit interop
+
+$(ASAN_BUILD)/build.ninja: | deps
+	cmake -S . -B $(ASAN_BUILD) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Debug -DLANCE_SANITIZE=ON
+
+test-asan: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 LANCE_CPP_BIN=$(CURDIR)/$(ASAN_BUILD)/bin/lance-cpp \
+	  $(PY) -m pytest -q tests/interop
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,81 @@
+// Opening a Lance dataset at a version and reading its metadata.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <arrow/type_fwd.h>
+
+#include "lance/index_metadata.h"
+#include "lance/manifest.h"
+#include "lance/status.h"
+
+namespace lance {
+
+struct OpenOptions {
+  /// A version number, or a tag name; empty = the latest version.
+  std::string version;
+};
+
+/// One committed version, as listed by Dataset::Versions().
+struct VersionInfo {
+  uint64_t version = 0;
+  std::optional<int64_t> timestamp_nanos;  // UTC, since the epoch
+  /// The operation of the transaction that made it ("Append", ...), or empty
+  /// when the version recorded none.
+  std::string operation;
+};
+
+struct TagInfo {
+  uint64_t version = 0;
+  std::optional<std::string> branch;
+};
+
+/// One version of a dataset, opened. Immutable once opened; thread-safe.
+class Dataset {
+ public:
+  /// Opens `uri` (a local path or an arrow::fs URI) at `options.version`.
+  /// Refuses a manifest whose reader feature flags this build does not support.
+  static Result<std::shared_ptr<Dataset>> Open(const std::string& uri, const OpenOptions& options = {});
+
+  const std::string& uri() const;
+  uint64_t version() const;
+  /// The newest version at the time of opening.
+  uint64_t latest_version() const;
+  /// "v1" or "v2".
+  const char* manifest_naming() const;
+  const Manifest& manifest() const;
+  const std::vector<IndexMetadata>& indices() const;
+  /// The data storage version: "0.1", "2.0", "2.1" or "2.2" (inferred from
+  /// the data files when the manifest does not say).
+  Result<std::string> DataStorageVersion() const;
+  Result<std::shared_ptr<arrow::Schema>> ArrowSchema() const;
+
+  /// Rows of a fragment including deleted ones: from the manifest, else
+  /// from its first data file's footer (datasets written before 0.8).
+  Result<uint64_t> PhysicalRows(const Fragment& fragment) const;
+  /// Deleted row offsets of a fragment, ascending (empty if it has none).
+  Result<std::vector<uint32_t>> DeletedRows(const Fragment& fragment) const;
+  /// Number of deleted rows: the recorded count, else read from the file.
+  Result<uint64_t> NumDeletedRows(const Fragment& fragment) const;
+  /// Stable row ids of a fragment in physical order; empty if the dataset
+  /// does not use stable row ids.
+  Result<std::vector<uint64_t>> RowIds(const Fragment& fragment) const;
+
+  /// Every committed version, ascending.
+  Result<std::vector<VersionInfo>> Versions() const;
+  Result<std::map<std::string, TagInfo>> Tags() const;
+
+  ~Dataset();
+
+ private:
+  struct Impl;
+  explicit Dataset(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lance

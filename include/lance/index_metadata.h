@@ -1,0 +1,31 @@
+// What the manifest records about an index.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lance {
+
+struct IndexMetadata {
+  std::array<uint8_t, 16> uuid{};
+  std::string name;
+  std::vector<int32_t> fields;
+  uint64_t dataset_version = 0;
+  /// Fragment ids the index covers; nullopt when the stored bitmap is empty
+  /// (which the format defines as "unknown").
+  std::optional<std::vector<uint32_t>> fragment_ids;
+  std::string index_details_type_url;  // empty if no details were stored
+  std::string index_details_value;
+  std::optional<int32_t> index_version;
+  std::optional<uint64_t> created_at_ms;
+  std::optional<uint32_t> base_id;
+  std::vector<int32_t> covering_fields;
+
+  /// Hyphenated lowercase UUID text.
+  std::string UuidString() const;
+};
+
+}  // namespace lance

@@ -1,0 +1,236 @@
+// Dataset: opening a version and reading its metadata. Composes io/, table/,
+// txn/ and file/.
+#include "lance/dataset.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <arrow/type.h>
+
+#include "lance/file/legacy_metadata.h"
+#include "lance/file/version.h"
+#include "lance/io/object_store.h"
+#include "lance/table/deletion_vector.h"
+#include "lance/table/manifest_file.h"
+#include "lance/table/manifest_location.h"
+#include "lance/table/row_id_sequence.h"
+#include "lance/table/tags.h"
+#include "lance/txn/transaction.h"
+
+namespace lance {
+
+struct Dataset::Impl {
+  std::shared_ptr<io::ObjectStore> store;
+  std::vector<table::ManifestLocation> locations;  // every committed version
+  table::ManifestLocation location;                // the opened one
+  table::ManifestFile file;
+};
+
+namespace {
+
+bool AllDigits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+Result<table::ManifestFile> ReadManifest(const io::ObjectStore& store,
+                                         const table::ManifestLocation& loc,
+                                         table::FlagCheck check) {
+  LANCE_ASSIGN_OR_RAISE(auto bytes, store.ReadAll(loc.path));
+  return table::ParseManifestFile(bytes, store.FullPath(loc.path), check);
+}
+
+// The directory (relative to the root) that holds a data file.
+Result<std::string> DataFilePath(const Manifest& m, const DataFile& file) {
+  if (file.base_id) {
+    return Status::NotImplemented("data file ", file.path, " lives under base path ", *file.base_id,
+                                  ", which lance-cpp does not read yet");
+  }
+  return "data/" + file.path;
+}
+
+}  // namespace
+
+Dataset::Dataset(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Dataset::~Dataset() = default;
+
+Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& uri, const OpenOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  LANCE_ASSIGN_OR_RAISE(impl->store, io::ObjectStore::Open(uri));
+  LANCE_ASSIGN_OR_RAISE(bool is_dir, impl->store->IsDirectory(""));
+  if (!is_dir) return Status::IOError("dataset not found: ", uri, " is not a directory");
+  LANCE_ASSIGN_OR_RAISE(impl->locations, table::ListManifests(*impl->store));
+
+  if (options.version.empty()) {
+    impl->location = impl->locations.back();
+  } else {
+    uint64_t wanted = 0;
+    if (AllDigits(options.version)) {
+      wanted = std::stoull(options.version);
+    } else {
+      LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*impl->store));
+      auto it = tags.find(options.version);
+      if (it == tags.end()) {
+        return Status::KeyError("dataset ", uri, " has no version or tag named '", options.version, "'");
+      }
+      if (it->second.branch) {
+        return Status::NotImplemented("tag '", options.version, "' points at branch '",
+                                      *it->second.branch, "', which lance-cpp does not read yet");
+      }
+      wanted = it->second.version;
+    }
+    auto it = std::find_if(impl->locations.begin(), impl->locations.end(),
+                           [&](const auto& l) { return l.version == wanted; });
+    if (it == impl->locations.end()) {
+      return Status::KeyError("version ", wanted, " of dataset ", uri, " does not exist (versions ",
+                              impl->locations.front().version, " to ", impl->locations.back().version, ")");
+    }
+    impl->location = *it;
+  }
+  LANCE_ASSIGN_OR_RAISE(impl->file, ReadManifest(*impl->store, impl->location, table::FlagCheck::kRead));
+  if (impl->file.manifest.version != impl->location.version) {
+    return Status::Invalid("corrupt manifest ", impl->store->FullPath(impl->location.path),
+                           ": it says version ", impl->file.manifest.version, " but its name says ",
+                           impl->location.version);
+  }
+  return std::shared_ptr<Dataset>(new Dataset(std::move(impl)));
+}
+
+const std::string& Dataset::uri() const { return impl_->store->uri(); }
+uint64_t Dataset::version() const { return impl_->file.manifest.version; }
+uint64_t Dataset::latest_version() const { return impl_->locations.back().version; }
+const char* Dataset::manifest_naming() const { return table::NamingSchemeName(impl_->location.naming); }
+const Manifest& Dataset::manifest() const { return impl_->file.manifest; }
+const std::vector<IndexMetadata>& Dataset::indices() const { return impl_->file.indices; }
+
+Result<std::string> Dataset::DataStorageVersion() const {
+  const Manifest& m = manifest();
+  if (!m.data_storage_version.empty()) {
+    LANCE_ASSIGN_OR_RAISE(auto v, file::FileVersionFromString(m.data_storage_version));
+    return file::FileVersionToString(v);
+  }
+  // Older manifests do not say: infer from the data files, which must agree.
+  std::optional<file::FileVersion> inferred;
+  for (const auto& frag : m.fragments) {
+    for (const auto& f : frag.files) {
+      LANCE_ASSIGN_OR_RAISE(auto v, file::FileVersionFromPair(f.file_major_version, f.file_minor_version));
+      if (inferred && *inferred != v) {
+        return Status::Invalid("dataset ", uri(), " version ", m.version,
+                               " has data files of different versions (",
+                               file::FileVersionToString(*inferred), " and ", file::FileVersionToString(v),
+                               ") and no data storage version");
+      }
+      inferred = v;
+    }
+  }
+  if (inferred) return file::FileVersionToString(*inferred);
+  return (m.writer_feature_flags & 4) ? std::string("2.0") : std::string("0.1");
+}
+
+Result<std::shared_ptr<arrow::Schema>> Dataset::ArrowSchema() const { return manifest().schema.ToArrow(); }
+
+Result<uint64_t> Dataset::PhysicalRows(const Fragment& fragment) const {
+  if (fragment.physical_rows) return *fragment.physical_rows;
+  if (fragment.files.empty()) {
+    return Status::Invalid("fragment ", fragment.id, " of ", uri(), " has no data files and no row count");
+  }
+  const DataFile& df = fragment.files.front();
+  LANCE_ASSIGN_OR_RAISE(auto v, file::FileVersionFromPair(df.file_major_version, df.file_minor_version));
+  if (v != file::FileVersion::kLegacy) {
+    return Status::NotImplemented("fragment ", fragment.id, " records no row count and its ",
+                                  file::FileVersionToString(v), " data file cannot be counted yet");
+  }
+  LANCE_ASSIGN_OR_RAISE(auto rel, DataFilePath(manifest(), df));
+  const std::string full = impl_->store->FullPath(rel);
+  LANCE_ASSIGN_OR_RAISE(int64_t size, impl_->store->Size(rel));
+  if (size < static_cast<int64_t>(file::kLegacyFooterSize)) {
+    return Status::Invalid("corrupt lance file ", full, ": ", size, " bytes is too short");
+  }
+  LANCE_ASSIGN_OR_RAISE(auto footer, impl_->store->ReadRange(rel, size - file::kLegacyFooterSize,
+                                                             file::kLegacyFooterSize));
+  LANCE_ASSIGN_OR_RAISE(uint64_t pos, file::LegacyMetadataPosition(footer, size, full));
+  LANCE_ASSIGN_OR_RAISE(auto msg, impl_->store->ReadRange(rel, pos, size - file::kLegacyFooterSize - pos));
+  LANCE_ASSIGN_OR_RAISE(auto meta, file::ParseLegacyMetadata(msg, full));
+  return meta.NumRows();
+}
+
+Result<std::vector<uint32_t>> Dataset::DeletedRows(const Fragment& fragment) const {
+  if (!fragment.deletion_file) return std::vector<uint32_t>{};
+  const DeletionFile& del = *fragment.deletion_file;
+  if (del.base_id) {
+    return Status::NotImplemented("deletion file of fragment ", fragment.id, " lives under base path ",
+                                  *del.base_id, ", which lance-cpp does not read yet");
+  }
+  const std::string rel = del.RelativePath(fragment.id);
+  const std::string full = impl_->store->FullPath(rel);
+  LANCE_ASSIGN_OR_RAISE(auto bytes, impl_->store->ReadAll(rel));
+  table::DeletionVector dv;
+  if (del.type == DeletionFile::Type::kBitmap) {
+    LANCE_ASSIGN_OR_RAISE(dv, table::DeletionVector::FromRoaringPortable(bytes, full));
+  } else {
+    LANCE_ASSIGN_OR_RAISE(dv, table::DeletionVector::FromArrowIpc(bytes, full));
+  }
+  uint32_t max_offset = 0;
+  if (fragment.physical_rows && dv.Max(&max_offset) && max_offset >= *fragment.physical_rows) {
+    return Status::Invalid("corrupt deletion file ", full, ": deletes row ", max_offset, " of fragment ",
+                           fragment.id, ", which has only ", *fragment.physical_rows, " rows");
+  }
+  return dv.ToVector();
+}
+
+Result<uint64_t> Dataset::NumDeletedRows(const Fragment& fragment) const {
+  if (!fragment.deletion_file) return 0;
+  if (fragment.deletion_file->num_deleted_rows) return *fragment.deletion_file->num_deleted_rows;
+  LANCE_ASSIGN_OR_RAISE(auto rows, DeletedRows(fragment));
+  return rows.size();
+}
+
+Result<std::vector<uint64_t>> Dataset::RowIds(const Fragment& fragment) const {
+  const SequenceRef& ref = fragment.row_ids;
+  if (!ref.present()) return std::vector<uint64_t>{};
+  const std::string what = "row ids of fragment " + std::to_string(fragment.id) + " in " + uri();
+  std::string bytes;
+  if (ref.inline_bytes) {
+    bytes = *ref.inline_bytes;
+  } else {
+    LANCE_ASSIGN_OR_RAISE(bytes, impl_->store->ReadRange(ref.external->path,
+                                                         static_cast<int64_t>(ref.external->offset),
+                                                         static_cast<int64_t>(ref.external->size)));
+  }
+  LANCE_ASSIGN_OR_RAISE(auto seq, table::RowIdSequence::Parse(bytes, what));
+  if (fragment.physical_rows && seq.Length() != *fragment.physical_rows) {
+    return Status::Invalid(what, ": ", seq.Length(), " row ids for ", *fragment.physical_rows, " rows");
+  }
+  return seq.ToVector();
+}
+
+Result<std::vector<VersionInfo>> Dataset::Versions() const {
+  std::vector<VersionInfo> out;
+  for (const auto& loc : impl_->locations) {
+    LANCE_ASSIGN_OR_RAISE(auto mf, ReadManifest(*impl_->store, loc, table::FlagCheck::kNone));
+    VersionInfo info;
+    info.version = mf.manifest.version;
+    info.timestamp_nanos = mf.manifest.timestamp_nanos;
+    std::optional<std::string> txn = mf.transaction_bytes;
+    std::string what = impl_->store->FullPath(loc.path);
+    if (!txn && !mf.manifest.transaction_file.empty()) {
+      const std::string rel = "_transactions/" + mf.manifest.transaction_file;
+      what = impl_->store->FullPath(rel);
+      LANCE_ASSIGN_OR_RAISE(txn, impl_->store->ReadAll(rel));
+    }
+    if (txn) {
+      LANCE_ASSIGN_OR_RAISE(auto summary, txn::ParseTransaction(*txn, what));
+      info.operation = summary.operation;
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+Result<std::map<std::string, TagInfo>> Dataset::Tags() const {
+  LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*impl_->store));
+  std::map<std::string, TagInfo> out;
+  for (auto& [name, t] : tags) out[name] = TagInfo{t.version, t.branch};
+  return out;
+}
+
+}  // namespace lance

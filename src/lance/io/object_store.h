@@ -1,0 +1,49 @@
+// Files of a dataset, over Arrow's filesystem layer. Paths given to the
+// methods are relative to the dataset root, with '/' separators.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <arrow/filesystem/filesystem.h>
+
+#include "lance/status.h"
+
+namespace lance::io {
+
+struct ObjectInfo {
+  std::string name;   // base name
+  int64_t size = -1;
+  int64_t mtime_nanos = 0;
+};
+
+/// Thread-safety: all methods may be called concurrently.
+class ObjectStore {
+ public:
+  /// A local path or any URI arrow::fs understands (file://, memory://, s3://...).
+  static Result<std::shared_ptr<ObjectStore>> Open(const std::string& uri);
+  ObjectStore(std::shared_ptr<arrow::fs::FileSystem> fs, std::string root, std::string uri)
+      : fs_(std::move(fs)), root_(std::move(root)), uri_(std::move(uri)) {}
+
+  const std::string& uri() const { return uri_; }
+  /// The full filesystem path of `relative`.
+  std::string FullPath(const std::string& relative) const;
+
+  Result<std::string> ReadAll(const std::string& relative) const;
+  /// Bytes [offset, offset + length) of a file; errors if the file is shorter.
+  Result<std::string> ReadRange(const std::string& relative, int64_t offset, int64_t length) const;
+  Result<int64_t> Size(const std::string& relative) const;
+  Result<bool> Exists(const std::string& relative) const;
+  Result<bool> IsDirectory(const std::string& relative) const;
+  /// Files directly inside `relative_dir`; empty if it does not exist.
+  Result<std::vector<ObjectInfo>> ListFiles(const std::string& relative_dir) const;
+
+ private:
+  std::shared_ptr<arrow::fs::FileSystem> fs_;
+  std::string root_;
+  std::string uri_;
+};
+
+}  // namespace lance::io

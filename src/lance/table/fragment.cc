@@ -1,0 +1,12 @@
+#include "lance/fragment.h"
+
+#include <string>
+
+namespace lance {
+
+std::string DeletionFile::RelativePath(uint64_t fragment_id) const {
+  return "_deletions/" + std::to_string(fragment_id) + "-" + std::to_string(read_version) + "-" +
+         std::to_string(id) + "." + Extension();
+}
+
+}  // namespace lance

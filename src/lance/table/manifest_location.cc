@@ -1,0 +1,98 @@
+#include "lance/table/manifest_location.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <limits>
+
+namespace lance::table {
+namespace {
+
+constexpr std::string_view kVersionsDir = "_versions";
+constexpr std::string_view kSuffix = ".manifest";
+constexpr size_t kV2NameLength = 20 + kSuffix.size();  // 29
+
+std::optional<uint64_t> ParseU64(std::string_view digits) {
+  if (digits.empty()) return std::nullopt;
+  uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || ptr != digits.data() + digits.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+const char* NamingSchemeName(ManifestNamingScheme scheme) {
+  return scheme == ManifestNamingScheme::kV2 ? "v2" : "v1";
+}
+
+std::string ManifestFileName(uint64_t version, ManifestNamingScheme scheme) {
+  if (scheme == ManifestNamingScheme::kV1) return std::to_string(version) + std::string(kSuffix);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%020llu",
+                static_cast<unsigned long long>(std::numeric_limits<uint64_t>::max() - version));
+  return std::string(buf) + std::string(kSuffix);
+}
+
+std::optional<ManifestLocation> ParseManifestFileName(std::string_view name) {
+  if (!name.ends_with(kSuffix)) return std::nullopt;
+  if (name.starts_with("d")) return std::nullopt;  // detached: never "latest"
+  std::string_view digits = name.substr(0, name.size() - kSuffix.size());
+  auto n = ParseU64(digits);
+  if (!n) return std::nullopt;
+  ManifestLocation loc;
+  loc.path = std::string(kVersionsDir) + "/" + std::string(name);
+  // The reference tells the schemes apart by length alone.
+  if (name.size() == kV2NameLength) {
+    loc.naming = ManifestNamingScheme::kV2;
+    loc.version = std::numeric_limits<uint64_t>::max() - *n;
+  } else {
+    loc.naming = ManifestNamingScheme::kV1;
+    loc.version = *n;
+  }
+  return loc;
+}
+
+Result<std::vector<ManifestLocation>> ListManifests(const io::ObjectStore& store) {
+  LANCE_ASSIGN_OR_RAISE(auto files, store.ListFiles(std::string(kVersionsDir)));
+  std::vector<ManifestLocation> out;
+  for (const auto& f : files) {
+    auto loc = ParseManifestFileName(f.name);
+    if (!loc) continue;
+    loc->size = f.size;
+    out.push_back(std::move(*loc));
+  }
+  if (out.empty()) {
+    return Status::IOError("dataset not found: no manifest in ", store.FullPath(std::string(kVersionsDir)));
+  }
+  for (const auto& loc : out) {
+    if (loc.naming != out.front().naming) {
+      return Status::Invalid("corrupt dataset ", store.uri(),
+                             ": _versions/ mixes V1 and V2 manifest names (", out.front().path, ", ",
+                             loc.path, ")");
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ManifestLocation& a, const ManifestLocation& b) { return a.version < b.version; });
+  return out;
+}
+
+Result<ManifestLocation> LatestManifest(const io::ObjectStore& store) {
+  LANCE_ASSIGN_OR_RAISE(auto all, ListManifests(store));
+  return all.back();
+}
+
+Result<ManifestLocation> FindManifest(const io::ObjectStore& store, uint64_t version) {
+  // Try the V2 name first, then V1, as the reference does.
+  for (auto scheme : {ManifestNamingScheme::kV2, ManifestNamingScheme::kV1}) {
+    ManifestLocation loc;
+    loc.version = version;
+    loc.naming = scheme;
+    loc.path = std::string(kVersionsDir) + "/" + ManifestFileName(version, scheme);
+    LANCE_ASSIGN_OR_RAISE(bool exists, store.Exists(loc.path));
+    if (exists) return loc;
+  }
+  return Status::KeyError("version ", version, " of dataset ", store.uri(), " does not exist");
+}
+
+}  // namespace lance::table

@@ -1,0 +1,349 @@
+#include "lance/table/manifest_proto.h"
+
+#include <cstring>
+
+#include <roaring/roaring.h>
+
+namespace lance::table {
+namespace {
+
+std::map<std::string, std::string> ToStdMap(const google::protobuf::Map<std::string, std::string>& m) {
+  return {m.begin(), m.end()};
+}
+
+Field FieldFromProto(const pb::file::Field& proto) {
+  Field f;
+  f.name = proto.name();
+  f.id = proto.id();
+  f.parent_id = proto.parent_id();
+  f.logical_type = proto.logical_type();
+  f.nullable = proto.nullable();
+  f.metadata = ToStdMap(proto.metadata());
+  f.extension_name = proto.extension_name();
+  f.encoding = proto.encoding();
+  if (proto.has_dictionary()) {
+    f.dictionary_offset = proto.dictionary().offset();
+    f.dictionary_length = proto.dictionary().length();
+  }
+  f.unenforced_primary_key = proto.unenforced_primary_key();
+  return f;
+}
+
+void FieldToProto(const Field& f, pb::file::Field* proto) {
+  proto->set_type(pb::file::Field::PARENT);  // the reference always writes 0
+  proto->set_name(f.name);
+  proto->set_id(f.id);
+  proto->set_parent_id(f.parent_id);
+  proto->set_logical_type(f.logical_type);
+  proto->set_nullable(f.nullable);
+  proto->set_encoding(static_cast<pb::file::Encoding>(f.encoding));
+  if (f.dictionary_offset || f.dictionary_length) {
+    proto->mutable_dictionary()->set_offset(f.dictionary_offset.value_or(0));
+    proto->mutable_dictionary()->set_length(f.dictionary_length.value_or(0));
+  }
+  proto->set_extension_name(f.extension_name);
+  for (const auto& [k, v] : f.metadata) (*proto->mutable_metadata())[k] = v;
+  proto->set_unenforced_primary_key(f.unenforced_primary_key);
+}
+
+// Finds the first field with `id` in pre-order, the way the reference
+// attaches a child to its parent (this matters for duplicate ids).
+Field* FindMutable(std::vector<Field>& fields, int32_t id) {
+  for (auto& f : fields) {
+    if (f.id == id) return &f;
+    if (Field* found = FindMutable(f.children, id)) return found;
+  }
+  return nullptr;
+}
+
+void AppendPreOrder(const Field& f, google::protobuf::RepeatedPtrField<pb::file::Field>* out) {
+  FieldToProto(f, out->Add());
+  for (const auto& c : f.children) AppendPreOrder(c, out);
+}
+
+Result<SequenceRef> SequenceFromProto(bool has_inline, const std::string& inline_bytes,
+                                      bool has_external, const pb::table::ExternalFile& ext) {
+  SequenceRef ref;
+  if (has_inline) ref.inline_bytes = inline_bytes;
+  if (has_external) ref.external = ExternalFile{ext.path(), ext.offset(), ext.size()};
+  return ref;
+}
+
+void DataFileToProto(const DataFile& file, pb::table::DataFile* proto) {
+  proto->set_path(file.path);
+  for (int32_t id : file.fields) proto->add_fields(id);
+  for (int32_t c : file.column_indices) proto->add_column_indices(c);
+  proto->set_file_major_version(file.file_major_version);
+  proto->set_file_minor_version(file.file_minor_version);
+  proto->set_file_size_bytes(file.file_size_bytes);
+  if (file.base_id) proto->set_base_id(*file.base_id);
+}
+
+}  // namespace
+
+Result<Schema> SchemaFromProtoFields(
+    const google::protobuf::RepeatedPtrField<pb::file::Field>& fields,
+    const google::protobuf::Map<std::string, std::string>& metadata, const std::string& what) {
+  Schema schema;
+  for (const auto& proto : fields) {
+    Field f = FieldFromProto(proto);
+    if (f.parent_id == -1) {
+      schema.fields.push_back(std::move(f));
+      continue;
+    }
+    Field* parent = FindMutable(schema.fields, f.parent_id);
+    if (parent == nullptr) {
+      return Status::Invalid(what, ": schema field '", f.name, "' (id ", f.id,
+                             ") names parent id ", f.parent_id, ", which no earlier field has");
+    }
+    parent->children.push_back(std::move(f));
+  }
+  schema.metadata = ToStdMap(metadata);
+  return schema;
+}
+
+void SchemaToProtoFields(const Schema& schema,
+                         google::protobuf::RepeatedPtrField<pb::file::Field>* fields) {
+  for (const auto& f : schema.fields) AppendPreOrder(f, fields);
+}
+
+Result<::lance::Fragment> FragmentFromProto(const pb::table::DataFragment& proto,
+                                            const std::string& what) {
+  ::lance::Fragment frag;
+  frag.id = proto.id();
+  for (const auto& pf : proto.files()) {
+    DataFile file;
+    file.path = pf.path();
+    file.fields.assign(pf.fields().begin(), pf.fields().end());
+    file.column_indices.assign(pf.column_indices().begin(), pf.column_indices().end());
+    file.file_major_version = pf.file_major_version();
+    file.file_minor_version = pf.file_minor_version();
+    file.file_size_bytes = pf.file_size_bytes();
+    if (pf.has_base_id()) file.base_id = pf.base_id();
+    if (file.file_major_version != 0 || file.file_minor_version > 2) {
+      // v2 files name a column (or -1) for every field.
+      if (file.column_indices.size() != file.fields.size()) {
+        return Status::Invalid(what, ": fragment ", frag.id, " data file ", file.path, " has ",
+                               file.fields.size(), " fields but ", file.column_indices.size(),
+                               " column indices");
+      }
+    }
+    frag.files.push_back(std::move(file));
+  }
+  if (proto.has_deletion_file()) {
+    const auto& pd = proto.deletion_file();
+    DeletionFile del;
+    switch (pd.file_type()) {
+      case pb::table::DeletionFile::ARROW_ARRAY: del.type = DeletionFile::Type::kArrowArray; break;
+      case pb::table::DeletionFile::BITMAP: del.type = DeletionFile::Type::kBitmap; break;
+      default:
+        return Status::Invalid(what, ": fragment ", frag.id, " has a deletion file of unknown type ",
+                               static_cast<int>(pd.file_type()));
+    }
+    del.read_version = pd.read_version();
+    del.id = pd.id();
+    if (pd.num_deleted_rows() != 0) del.num_deleted_rows = pd.num_deleted_rows();
+    if (pd.has_base_id()) del.base_id = pd.base_id();
+    frag.deletion_file = del;
+  }
+  if (proto.physical_rows() != 0) frag.physical_rows = proto.physical_rows();
+  LANCE_ASSIGN_OR_RAISE(frag.row_ids,
+                        SequenceFromProto(proto.has_inline_row_ids(), proto.inline_row_ids(),
+                                          proto.has_external_row_ids(), proto.external_row_ids()));
+  LANCE_ASSIGN_OR_RAISE(
+      frag.last_updated_at_versions,
+      SequenceFromProto(proto.has_inline_last_updated_at_versions(),
+                        proto.inline_last_updated_at_versions(),
+                        proto.has_external_last_updated_at_versions(),
+                        proto.external_last_updated_at_versions()));
+  LANCE_ASSIGN_OR_RAISE(
+      frag.created_at_versions,
+      SequenceFromProto(proto.has_inline_created_at_versions(), proto.inline_created_at_versions(),
+                        proto.has_external_created_at_versions(),
+                        proto.external_created_at_versions()));
+  frag.num_overlays = static_cast<size_t>(proto.overlays_size());
+  return frag;
+}
+
+void FragmentToProto(const ::lance::Fragment& frag, pb::table::DataFragment* proto) {
+  proto->set_id(frag.id);
+  for (const auto& file : frag.files) DataFileToProto(file, proto->add_files());
+  if (frag.deletion_file) {
+    auto* pd = proto->mutable_deletion_file();
+    pd->set_file_type(frag.deletion_file->type == DeletionFile::Type::kBitmap
+                          ? pb::table::DeletionFile::BITMAP
+                          : pb::table::DeletionFile::ARROW_ARRAY);
+    pd->set_read_version(frag.deletion_file->read_version);
+    pd->set_id(frag.deletion_file->id);
+    pd->set_num_deleted_rows(frag.deletion_file->num_deleted_rows.value_or(0));
+    if (frag.deletion_file->base_id) pd->set_base_id(*frag.deletion_file->base_id);
+  }
+  proto->set_physical_rows(frag.physical_rows.value_or(0));
+  auto set_external = [](const ExternalFile& e, pb::table::ExternalFile* p) {
+    p->set_path(e.path);
+    p->set_offset(e.offset);
+    p->set_size(e.size);
+  };
+  if (frag.row_ids.inline_bytes) proto->set_inline_row_ids(*frag.row_ids.inline_bytes);
+  else if (frag.row_ids.external) set_external(*frag.row_ids.external, proto->mutable_external_row_ids());
+  if (frag.last_updated_at_versions.inline_bytes)
+    proto->set_inline_last_updated_at_versions(*frag.last_updated_at_versions.inline_bytes);
+  else if (frag.last_updated_at_versions.external)
+    set_external(*frag.last_updated_at_versions.external,
+                 proto->mutable_external_last_updated_at_versions());
+  if (frag.created_at_versions.inline_bytes)
+    proto->set_inline_created_at_versions(*frag.created_at_versions.inline_bytes);
+  else if (frag.created_at_versions.external)
+    set_external(*frag.created_at_versions.external, proto->mutable_external_created_at_versions());
+}
+
+Result<Manifest> ManifestFromProto(const pb::table::Manifest& proto, const std::string& what) {
+  Manifest m;
+  LANCE_ASSIGN_OR_RAISE(m.schema,
+                        SchemaFromProtoFields(proto.fields(), proto.schema_metadata(), what));
+  for (const auto& pf : proto.fragments()) {
+    LANCE_ASSIGN_OR_RAISE(auto frag, FragmentFromProto(pf, what));
+    m.fragments.push_back(std::move(frag));
+  }
+  m.version = proto.version();
+  if (proto.has_writer_version()) {
+    const auto& wv = proto.writer_version();
+    WriterVersion w{wv.library(), wv.version(), std::nullopt, std::nullopt};
+    if (wv.has_prerelease()) w.prerelease = wv.prerelease();
+    if (wv.has_build_metadata()) w.build_metadata = wv.build_metadata();
+    m.writer_version = w;
+  }
+  if (proto.has_index_section()) m.index_section = proto.index_section();
+  if (proto.has_timestamp()) {
+    m.timestamp_nanos = proto.timestamp().seconds() * 1000000000LL + proto.timestamp().nanos();
+  }
+  m.tag = proto.tag();
+  m.reader_feature_flags = proto.reader_feature_flags();
+  m.writer_feature_flags = proto.writer_feature_flags();
+  if (proto.has_max_fragment_id()) m.max_fragment_id = proto.max_fragment_id();
+  m.transaction_file = proto.transaction_file();
+  if (proto.has_transaction_section()) m.transaction_section = proto.transaction_section();
+  m.next_row_id = proto.next_row_id();
+  if (proto.has_data_format()) {
+    m.data_file_format = proto.data_format().file_format();
+    m.data_storage_version = proto.data_format().version();
+  }
+  m.config = ToStdMap(proto.config());
+  m.table_metadata = ToStdMap(proto.table_metadata());
+  for (const auto& pb_base : proto.base_paths()) {
+    BasePath b;
+    b.id = pb_base.id();
+    if (pb_base.has_name()) b.name = pb_base.name();
+    b.is_dataset_root = pb_base.is_dataset_root();
+    b.path = pb_base.path();
+    m.base_paths.push_back(std::move(b));
+  }
+  if (proto.has_branch()) m.branch = proto.branch();
+  return m;
+}
+
+pb::table::Manifest ManifestToProto(const ::lance::Manifest& m) {
+  pb::table::Manifest proto;
+  SchemaToProtoFields(m.schema, proto.mutable_fields());
+  for (const auto& [k, v] : m.schema.metadata) (*proto.mutable_schema_metadata())[k] = v;
+  for (const auto& frag : m.fragments) FragmentToProto(frag, proto.add_fragments());
+  proto.set_version(m.version);
+  if (m.writer_version) {
+    auto* wv = proto.mutable_writer_version();
+    wv->set_library(m.writer_version->library);
+    wv->set_version(m.writer_version->version);
+    if (m.writer_version->prerelease) wv->set_prerelease(*m.writer_version->prerelease);
+    if (m.writer_version->build_metadata) wv->set_build_metadata(*m.writer_version->build_metadata);
+  }
+  if (m.index_section) proto.set_index_section(*m.index_section);
+  if (m.timestamp_nanos && *m.timestamp_nanos != 0) {
+    // Floor division so pre-epoch times keep nanos in [0, 1e9).
+    int64_t secs = *m.timestamp_nanos / 1000000000LL;
+    int64_t nanos = *m.timestamp_nanos % 1000000000LL;
+    if (nanos < 0) { nanos += 1000000000LL; secs -= 1; }
+    proto.mutable_timestamp()->set_seconds(secs);
+    proto.mutable_timestamp()->set_nanos(static_cast<int32_t>(nanos));
+  }
+  proto.set_tag(m.tag);
+  proto.set_reader_feature_flags(m.reader_feature_flags);
+  proto.set_writer_feature_flags(m.writer_feature_flags);
+  if (m.max_fragment_id) proto.set_max_fragment_id(*m.max_fragment_id);
+  proto.set_transaction_file(m.transaction_file);
+  if (m.transaction_section) proto.set_transaction_section(*m.transaction_section);
+  proto.set_next_row_id(m.next_row_id);
+  if (!m.data_storage_version.empty()) {
+    proto.mutable_data_format()->set_file_format(m.data_file_format);
+    proto.mutable_data_format()->set_version(m.data_storage_version);
+  }
+  for (const auto& [k, v] : m.config) (*proto.mutable_config())[k] = v;
+  for (const auto& [k, v] : m.table_metadata) (*proto.mutable_table_metadata())[k] = v;
+  for (const auto& b : m.base_paths) {
+    auto* pb_base = proto.add_base_paths();
+    pb_base->set_id(b.id);
+    if (b.name) pb_base->set_name(*b.name);
+    pb_base->set_is_dataset_root(b.is_dataset_root);
+    pb_base->set_path(b.path);
+  }
+  if (m.branch) proto.set_branch(*m.branch);
+  return proto;
+}
+
+Result<IndexMetadata> IndexMetadataFromProto(const pb::table::IndexMetadata& proto,
+                                             const std::string& what) {
+  IndexMetadata idx;
+  idx.name = proto.name();
+  const std::string& uuid = proto.uuid().uuid();
+  if (uuid.size() != idx.uuid.size()) {
+    return Status::Invalid(what, ": index '", proto.name(), "' has a ", uuid.size(),
+                           "-byte uuid, expected 16");
+  }
+  std::memcpy(idx.uuid.data(), uuid.data(), uuid.size());
+  idx.fields.assign(proto.fields().begin(), proto.fields().end());
+  idx.dataset_version = proto.dataset_version();
+  const std::string& bitmap = proto.fragment_bitmap();
+  if (!bitmap.empty()) {  // empty bytes mean "unknown"
+    roaring_bitmap_t* rb = roaring_bitmap_portable_deserialize_safe(bitmap.data(), bitmap.size());
+    if (rb == nullptr) {
+      return Status::Invalid(what, ": index '", proto.name(),
+                             "' has a fragment bitmap that is not a valid Roaring bitmap");
+    }
+    std::vector<uint32_t> ids(roaring_bitmap_get_cardinality(rb));
+    roaring_bitmap_to_uint32_array(rb, ids.data());
+    roaring_bitmap_free(rb);
+    idx.fragment_ids = std::move(ids);
+  }
+  if (proto.has_index_details()) {
+    idx.index_details_type_url = proto.index_details().type_url();
+    idx.index_details_value = proto.index_details().value();
+  }
+  if (proto.has_index_version()) idx.index_version = proto.index_version();
+  if (proto.has_created_at()) idx.created_at_ms = proto.created_at();
+  if (proto.has_base_id()) idx.base_id = proto.base_id();
+  idx.covering_fields.assign(proto.covering_fields().begin(), proto.covering_fields().end());
+  return idx;
+}
+
+void IndexMetadataToProto(const IndexMetadata& idx, pb::table::IndexMetadata* proto) {
+  proto->mutable_uuid()->set_uuid(std::string(idx.uuid.begin(), idx.uuid.end()));
+  for (int32_t f : idx.fields) proto->add_fields(f);
+  proto->set_name(idx.name);
+  proto->set_dataset_version(idx.dataset_version);
+  if (idx.fragment_ids) {
+    roaring_bitmap_t* rb = roaring_bitmap_create();
+    roaring_bitmap_add_many(rb, idx.fragment_ids->size(), idx.fragment_ids->data());
+    std::string bytes(roaring_bitmap_portable_size_in_bytes(rb), '\0');
+    roaring_bitmap_portable_serialize(rb, bytes.data());
+    roaring_bitmap_free(rb);
+    proto->set_fragment_bitmap(bytes);
+  }
+  if (!idx.index_details_type_url.empty()) {
+    proto->mutable_index_details()->set_type_url(idx.index_details_type_url);
+    proto->mutable_index_details()->set_value(idx.index_details_value);
+  }
+  if (idx.index_version) proto->set_index_version(*idx.index_version);
+  if (idx.created_at_ms) proto->set_created_at(*idx.created_at_ms);
+  if (idx.base_id) proto->set_base_id(*idx.base_id);
+  for (int32_t f : idx.covering_fields) proto->add_covering_fields(f);
+}
+
+}  // namespace lance::table

@@ -1,0 +1,73 @@
+#include "cli.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+
+namespace lance::cli {
+
+std::optional<UsageError> ParseArgs(const std::vector<std::string>& argv,
+                                    const std::vector<std::string>& value_flags,
+                                    const std::vector<std::string>& switch_flags, Args* out) {
+  auto contains = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.size() > 2 && a.rfind("--", 0) == 0) {
+      std::string flag = a, value;
+      bool inline_value = false;
+      if (auto eq = a.find('='); eq != std::string::npos) {
+        flag = a.substr(0, eq);
+        value = a.substr(eq + 1);
+        inline_value = true;
+      }
+      if (contains(value_flags, flag)) {
+        if (!inline_value) {
+          if (i + 1 >= argv.size()) return UsageError{flag + " needs a value"};
+          value = argv[++i];
+        }
+        out->options[flag] = value;
+      } else if (contains(switch_flags, flag) && !inline_value) {
+        out->options[flag] = "";
+      } else {
+        return UsageError{"unknown option " + a};
+      }
+    } else {
+      out->positional.push_back(a);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string FormatTimestamp(int64_t nanos) {
+  int64_t secs = nanos / 1000000000LL;
+  int64_t rem = nanos % 1000000000LL;
+  if (rem < 0) {
+    rem += 1000000000LL;
+    secs -= 1;
+  }
+  std::time_t t = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long long>(rem / 1000));
+  return buf;
+}
+
+int ReportError(const Status& status) {
+  std::string msg = status.message();
+  std::replace(msg.begin(), msg.end(), '\n', ' ');
+  std::cerr << "error: " << msg << std::endl;
+  return kExitError;
+}
+
+int ReportUsage(const std::string& message, const char* usage) {
+  std::cerr << "error: " << message << "\nusage: " << usage << std::endl;
+  return kExitUsage;
+}
+
+}  // namespace lance::cli

@@ -1,0 +1,52 @@
+// Shared pieces of the lance-cpp command line.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lance/status.h"
+
+namespace lance::cli {
+
+/// Exit codes of the contract.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+
+/// Parsed arguments: positionals in order, and --flag [value] options.
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> options;  // "--json" -> "" for switches
+  bool Has(const std::string& flag) const { return options.count(flag) > 0; }
+  std::string Get(const std::string& flag, const std::string& def = "") const {
+    auto it = options.find(flag);
+    return it == options.end() ? def : it->second;
+  }
+};
+
+/// Thrown nowhere: usage errors are returned as a message.
+struct UsageError {
+  std::string message;
+};
+
+/// Splits argv; `value_flags` take a value, `switch_flags` do not. Anything
+/// else starting with "--" is a usage error.
+std::optional<UsageError> ParseArgs(const std::vector<std::string>& argv,
+                                    const std::vector<std::string>& value_flags,
+                                    const std::vector<std::string>& switch_flags, Args* out);
+
+/// ISO-8601 UTC with microseconds: 2026-11-29T12:00:00.123456Z.
+std::string FormatTimestamp(int64_t nanos);
+
+int RunInspect(const std::vector<std::string>& argv);
+int RunVersions(const std::vector<std::string>& argv);
+
+/// Prints "error: ..." for a failed Status and returns kExitError.
+int ReportError(const Status& status);
+/// Prints "error: ..." and the command's usage, returns kExitUsage.
+int ReportUsage(const std::string& message, const char* usage);
+
+}  // namespace lance::cli

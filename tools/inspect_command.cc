@@ -1,0 +1,153 @@
+// `lance-cpp inspect URI [--version V] [--json]`
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "lance/dataset.h"
+
+namespace lance::cli {
+namespace {
+
+constexpr const char* kInspectUsage = "lance-cpp inspect URI [--version V] [--json]";
+using Json = nlohmann::ordered_json;
+
+Result<Json> BuildInspectJson(const Dataset& ds) {
+  const Manifest& m = ds.manifest();
+  Json j;
+  j["uri"] = ds.uri();
+  j["version"] = ds.version();
+  j["latest_version"] = ds.latest_version();
+  j["manifest_naming"] = ds.manifest_naming();
+  LANCE_ASSIGN_OR_RAISE(auto versions, ds.Versions());
+  j["versions"] = Json::array();
+  for (const auto& v : versions) {
+    j["versions"].push_back({{"version", v.version},
+                             {"timestamp", v.timestamp_nanos ? Json(FormatTimestamp(*v.timestamp_nanos)) : Json(nullptr)},
+                             {"operation", v.operation.empty() ? Json(nullptr) : Json(v.operation)}});
+  }
+  LANCE_ASSIGN_OR_RAISE(j["data_storage_version"], ds.DataStorageVersion());
+  j["reader_feature_flags"] = m.reader_feature_flags;
+  j["writer_feature_flags"] = m.writer_feature_flags;
+  j["stable_row_ids"] = m.UsesStableRowIds();
+  j["next_row_id"] = m.UsesStableRowIds() ? Json(m.next_row_id) : Json(nullptr);
+  j["schema"] = Json::array();
+  for (const auto& f : m.schema.FieldsPreOrder()) {
+    j["schema"].push_back({{"name", f.name},
+                           {"id", f.id},
+                           {"parent_id", f.parent_id},
+                           {"logical_type", f.logical_type},
+                           {"nullable", f.nullable}});
+  }
+  uint64_t live_rows = 0;
+  j["fragments"] = Json::array();
+  for (const auto& frag : m.fragments) {
+    LANCE_ASSIGN_OR_RAISE(uint64_t physical, ds.PhysicalRows(frag));
+    LANCE_ASSIGN_OR_RAISE(uint64_t deleted, ds.NumDeletedRows(frag));
+    live_rows += physical - std::min(physical, deleted);
+    Json jf;
+    jf["id"] = frag.id;
+    jf["physical_rows"] = physical;
+    jf["num_deleted_rows"] = deleted;
+    jf["data_files"] = Json::array();
+    for (const auto& df : frag.files) {
+      jf["data_files"].push_back({{"path", df.path},
+                                  {"fields", df.fields},
+                                  {"file_major_version", df.file_major_version},
+                                  {"file_minor_version", df.file_minor_version}});
+    }
+    if (frag.deletion_file) {
+      const auto& d = *frag.deletion_file;
+      jf["deletion_file"] = {{"type", d.type == DeletionFile::Type::kBitmap ? "bitmap" : "arrow"},
+                             {"read_version", d.read_version},
+                             {"id", d.id},
+                             {"num_deleted_rows", deleted}};
+    } else {
+      jf["deletion_file"] = nullptr;
+    }
+    j["fragments"].push_back(std::move(jf));
+  }
+  j["num_rows"] = live_rows;
+  j["config"] = Json::object();
+  for (const auto& [k, v] : m.config) j["config"][k] = v;
+  LANCE_ASSIGN_OR_RAISE(auto tags, ds.Tags());
+  j["tags"] = Json::object();
+  for (const auto& [name, t] : tags) j["tags"][name] = t.version;
+  j["indices"] = Json::array();
+  for (const auto& idx : ds.indices()) {
+    j["indices"].push_back({{"name", idx.name},
+                            {"uuid", idx.UuidString()},
+                            {"fields", idx.fields},
+                            {"fragment_ids", idx.fragment_ids ? Json(*idx.fragment_ids) : Json(nullptr)},
+                            {"dataset_version", idx.dataset_version},
+                            {"type_url", idx.index_details_type_url}});
+  }
+  return j;
+}
+
+void PrintHuman(const Json& j) {
+  std::cout << "dataset:   " << j["uri"].get<std::string>() << "\n"
+            << "version:   " << j["version"] << " (latest " << j["latest_version"] << ", "
+            << j["versions"].size() << " versions, " << j["manifest_naming"].get<std::string>()
+            << " manifest names)\n"
+            << "storage:   lance " << j["data_storage_version"].get<std::string>() << "\n"
+            << "rows:      " << j["num_rows"] << " live in " << j["fragments"].size() << " fragments\n"
+            << "flags:     reader " << j["reader_feature_flags"] << ", writer " << j["writer_feature_flags"]
+            << (j["stable_row_ids"].get<bool>() ? ", stable row ids (next " + j["next_row_id"].dump() + ")" : "")
+            << "\n";
+  std::cout << "schema:\n";
+  for (const auto& f : j["schema"]) {
+    std::cout << "  " << f["id"] << " " << f["name"].get<std::string>() << ": "
+              << f["logical_type"].get<std::string>() << (f["nullable"].get<bool>() ? "" : " not null");
+    if (f["parent_id"].get<int>() >= 0) std::cout << " (in " << f["parent_id"] << ")";
+    std::cout << "\n";
+  }
+  std::cout << "fragments:\n";
+  for (const auto& f : j["fragments"]) {
+    std::cout << "  " << f["id"] << ": " << f["physical_rows"] << " rows";
+    if (!f["deletion_file"].is_null()) {
+      std::cout << ", " << f["num_deleted_rows"] << " deleted ("
+                << f["deletion_file"]["type"].get<std::string>() << " file)";
+    }
+    std::cout << ", " << f["data_files"].size() << " data file(s)\n";
+  }
+  if (!j["config"].empty()) {
+    std::cout << "config:\n";
+    for (const auto& [k, v] : j["config"].items()) std::cout << "  " << k << " = " << v.get<std::string>() << "\n";
+  }
+  if (!j["tags"].empty()) {
+    std::cout << "tags:\n";
+    for (const auto& [k, v] : j["tags"].items()) std::cout << "  " << k << " -> version " << v << "\n";
+  }
+  if (!j["indices"].empty()) {
+    std::cout << "indices:\n";
+    for (const auto& idx : j["indices"]) {
+      std::cout << "  " << idx["name"].get<std::string>() << " " << idx["uuid"].get<std::string>()
+                << " on fields " << idx["fields"].dump() << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+int RunInspect(const std::vector<std::string>& argv) {
+  Args args;
+  if (auto err = ParseArgs(argv, {"--version"}, {"--json"}, &args)) {
+    return ReportUsage(err->message, kInspectUsage);
+  }
+  if (args.positional.size() != 1) return ReportUsage("inspect takes exactly one URI", kInspectUsage);
+  OpenOptions options;
+  options.version = args.Get("--version");
+  auto ds = Dataset::Open(args.positional[0], options);
+  if (!ds.ok()) return ReportError(ds.status());
+  auto json = BuildInspectJson(**ds);
+  if (!json.ok()) return ReportError(json.status());
+  if (args.Has("--json")) {
+    std::cout << json->dump(2) << std::endl;
+  } else {
+    PrintHuman(*json);
+  }
+  return kExitOk;
+}
+
+}  // namespace lance::cli
