@@ -1,5 +1,6 @@
 // `lance-cpp inspect URI [--version V] [--json]`
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -39,15 +40,28 @@ Result<Json> BuildInspectJson(const Dataset& ds) {
                            {"logical_type", f.logical_type},
                            {"nullable", f.nullable}});
   }
-  uint64_t live_rows = 0;
+  // A fragment whose row count is neither recorded nor countable (its data
+  // file is gone) is reported as unknown, with a warning, not as an error:
+  // the rest of the metadata is still worth showing.
+  std::optional<uint64_t> live_rows = 0;
   j["fragments"] = Json::array();
   for (const auto& frag : m.fragments) {
-    LANCE_ASSIGN_OR_RAISE(uint64_t physical, ds.PhysicalRows(frag));
+    std::optional<uint64_t> physical;
+    if (auto rows = ds.PhysicalRows(frag); rows.ok()) {
+      physical = *rows;
+    } else {
+      std::cerr << "warning: row count of fragment " << frag.id << " is unknown: "
+                << rows.status().message() << std::endl;
+    }
     LANCE_ASSIGN_OR_RAISE(uint64_t deleted, ds.NumDeletedRows(frag));
-    live_rows += physical - std::min(physical, deleted);
+    if (live_rows && physical) {
+      *live_rows += *physical - std::min(*physical, deleted);
+    } else {
+      live_rows.reset();
+    }
     Json jf;
     jf["id"] = frag.id;
-    jf["physical_rows"] = physical;
+    jf["physical_rows"] = physical ? Json(*physical) : Json(nullptr);
     jf["num_deleted_rows"] = deleted;
     jf["data_files"] = Json::array();
     for (const auto& df : frag.files) {
@@ -61,13 +75,13 @@ Result<Json> BuildInspectJson(const Dataset& ds) {
       jf["deletion_file"] = {{"type", d.type == DeletionFile::Type::kBitmap ? "bitmap" : "arrow"},
                              {"read_version", d.read_version},
                              {"id", d.id},
-                             {"num_deleted_rows", deleted}};
+                             {"num_deleted_rows", d.num_deleted_rows ? Json(*d.num_deleted_rows) : Json(nullptr)}};
     } else {
       jf["deletion_file"] = nullptr;
     }
     j["fragments"].push_back(std::move(jf));
   }
-  j["num_rows"] = live_rows;
+  j["num_rows"] = live_rows ? Json(*live_rows) : Json(nullptr);
   j["config"] = Json::object();
   for (const auto& [k, v] : m.config) j["config"][k] = v;
   LANCE_ASSIGN_OR_RAISE(auto tags, ds.Tags());
@@ -91,7 +105,7 @@ void PrintHuman(const Json& j) {
             << j["versions"].size() << " versions, " << j["manifest_naming"].get<std::string>()
             << " manifest names)\n"
             << "storage:   lance " << j["data_storage_version"].get<std::string>() << "\n"
-            << "rows:      " << j["num_rows"] << " live in " << j["fragments"].size() << " fragments\n"
+            << "rows:      " << (j["num_rows"].is_null() ? std::string("unknown") : j["num_rows"].dump()) << " live in " << j["fragments"].size() << " fragments\n"
             << "flags:     reader " << j["reader_feature_flags"] << ", writer " << j["writer_feature_flags"]
             << (j["stable_row_ids"].get<bool>() ? ", stable row ids (next " + j["next_row_id"].dump() + ")" : "")
             << "\n";
@@ -104,7 +118,8 @@ void PrintHuman(const Json& j) {
   }
   std::cout << "fragments:\n";
   for (const auto& f : j["fragments"]) {
-    std::cout << "  " << f["id"] << ": " << f["physical_rows"] << " rows";
+    std::cout << "  " << f["id"] << ": "
+              << (f["physical_rows"].is_null() ? std::string("unknown") : f["physical_rows"].dump()) << " rows";
     if (!f["deletion_file"].is_null()) {
       std::cout << ", " << f["num_deleted_rows"] << " deleted ("
                 << f["deletion_file"]["type"].get<std::string>() << " file)";

@@ -123,13 +123,22 @@ Result<std::string> Dataset::DataStorageVersion() const {
     }
   }
   if (inferred) return file::FileVersionToString(*inferred);
-  return (m.writer_feature_flags & 4) ? std::string("2.0") : std::string("0.1");
+  // No files to go by: the deprecated v2 flag means "stable", which the
+  // reference resolves to its current stable version (2.2 in the pinned one).
+  if (m.writer_feature_flags & 4) {
+    LANCE_ASSIGN_OR_RAISE(auto v, file::FileVersionFromString("stable"));
+    return file::FileVersionToString(v);
+  }
+  return std::string("0.1");
 }
 
 Result<std::shared_ptr<arrow::Schema>> Dataset::ArrowSchema() const { return manifest().schema.ToArrow(); }
 
 Result<uint64_t> Dataset::PhysicalRows(const Fragment& fragment) const {
-  if (fragment.physical_rows) return *fragment.physical_rows;
+  // Writers too old to record their version could also record wrong row
+  // counts (the v0.8.0 migration bug), so only trust a count that comes with a
+  // writer version; otherwise count the data file, as the reference does.
+  if (fragment.physical_rows && manifest().writer_version) return *fragment.physical_rows;
   if (fragment.files.empty()) {
     return Status::Invalid("fragment ", fragment.id, " of ", uri(), " has no data files and no row count");
   }
@@ -170,9 +179,12 @@ Result<std::vector<uint32_t>> Dataset::DeletedRows(const Fragment& fragment) con
     LANCE_ASSIGN_OR_RAISE(dv, table::DeletionVector::FromArrowIpc(bytes, full));
   }
   uint32_t max_offset = 0;
-  if (fragment.physical_rows && dv.Max(&max_offset) && max_offset >= *fragment.physical_rows) {
-    return Status::Invalid("corrupt deletion file ", full, ": deletes row ", max_offset, " of fragment ",
-                           fragment.id, ", which has only ", *fragment.physical_rows, " rows");
+  if (dv.Max(&max_offset)) {
+    LANCE_ASSIGN_OR_RAISE(uint64_t physical, PhysicalRows(fragment));
+    if (max_offset >= physical) {
+      return Status::Invalid("corrupt deletion file ", full, ": deletes row ", max_offset, " of fragment ",
+                             fragment.id, ", which has only ", physical, " rows");
+    }
   }
   return dv.ToVector();
 }
