@@ -10,10 +10,37 @@
 namespace lance::cli {
 namespace {
 
-constexpr const char* kInspectUsage = "lance-cpp inspect URI [--version V] [--json]";
+constexpr const char* kInspectUsage = "lance-cpp inspect URI [--version V] [--json] [--rows]";
 using Json = nlohmann::ordered_json;
 
-Result<Json> BuildInspectJson(const Dataset& ds) {
+// Keeps the entries of `values` (one per physical row) whose row is not deleted.
+template <typename T>
+std::vector<T> LiveOnly(const std::vector<T>& values, const std::vector<uint32_t>& deleted) {
+  std::vector<T> out;
+  out.reserve(values.size());
+  size_t d = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    while (d < deleted.size() && deleted[d] < i) ++d;
+    if (d < deleted.size() && deleted[d] == i) continue;
+    out.push_back(values[i]);
+  }
+  return out;
+}
+
+// Per-row metadata of a fragment's live rows: stable row ids and lineage.
+Status AddRowDetails(const Dataset& ds, const Fragment& frag, Json* jf) {
+  LANCE_ASSIGN_OR_RAISE(auto deleted, ds.DeletedRows(frag));
+  (*jf)["deleted_offsets"] = deleted;
+  LANCE_ASSIGN_OR_RAISE(auto ids, ds.RowIds(frag));
+  (*jf)["row_ids"] = frag.row_ids.present() ? Json(LiveOnly(ids, deleted)) : Json(nullptr);
+  LANCE_ASSIGN_OR_RAISE(auto created, ds.RowCreatedAtVersions(frag));
+  (*jf)["row_created_at_versions"] = created ? Json(LiveOnly(*created, deleted)) : Json(nullptr);
+  LANCE_ASSIGN_OR_RAISE(auto updated, ds.RowLastUpdatedAtVersions(frag));
+  (*jf)["row_last_updated_at_versions"] = updated ? Json(LiveOnly(*updated, deleted)) : Json(nullptr);
+  return Status::OK();
+}
+
+Result<Json> BuildInspectJson(const Dataset& ds, bool with_rows) {
   const Manifest& m = ds.manifest();
   Json j;
   j["uri"] = ds.uri();
@@ -79,6 +106,7 @@ Result<Json> BuildInspectJson(const Dataset& ds) {
     } else {
       jf["deletion_file"] = nullptr;
     }
+    if (with_rows) LANCE_RETURN_NOT_OK(AddRowDetails(ds, frag, &jf));
     j["fragments"].push_back(std::move(jf));
   }
   j["num_rows"] = live_rows ? Json(*live_rows) : Json(nullptr);
@@ -147,7 +175,7 @@ void PrintHuman(const Json& j) {
 
 int RunInspect(const std::vector<std::string>& argv) {
   Args args;
-  if (auto err = ParseArgs(argv, {"--version"}, {"--json"}, &args)) {
+  if (auto err = ParseArgs(argv, {"--version"}, {"--json", "--rows"}, &args)) {
     return ReportUsage(err->message, kInspectUsage);
   }
   if (args.positional.size() != 1) return ReportUsage("inspect takes exactly one URI", kInspectUsage);
@@ -155,7 +183,7 @@ int RunInspect(const std::vector<std::string>& argv) {
   options.version = args.Get("--version");
   auto ds = Dataset::Open(args.positional[0], options);
   if (!ds.ok()) return ReportError(ds.status());
-  auto json = BuildInspectJson(**ds);
+  auto json = BuildInspectJson(**ds, args.Has("--rows"));
   if (!json.ok()) return ReportError(json.status());
   if (args.Has("--json")) {
     std::cout << json->dump(2) << std::endl;

@@ -66,6 +66,11 @@ class Dataset {
   /// does not use stable row ids.
   Result<std::vector<uint64_t>> RowIds(const Fragment& fragment) const;
 
+  /// Per-row dataset versions in physical order (row lineage): when each row
+  /// was created, and last updated. nullopt if the fragment records none.
+  Result<std::optional<std::vector<uint64_t>>> RowCreatedAtVersions(const Fragment& fragment) const;
+  Result<std::optional<std::vector<uint64_t>>> RowLastUpdatedAtVersions(const Fragment& fragment) const;
+
   /// Every committed version, ascending.
   Result<std::vector<VersionInfo>> Versions() const;
   Result<std::map<std::string, TagInfo>> Tags() const;

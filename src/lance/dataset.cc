@@ -196,18 +196,38 @@ Result<uint64_t> Dataset::NumDeletedRows(const Fragment& fragment) const {
   return rows.size();
 }
 
+namespace {
+
+// The bytes of an inline or external sequence.
+Result<std::string> SequenceBytes(const io::ObjectStore& store, const SequenceRef& ref) {
+  if (ref.inline_bytes) return *ref.inline_bytes;
+  return store.ReadRange(ref.external->path, static_cast<int64_t>(ref.external->offset),
+                         static_cast<int64_t>(ref.external->size));
+}
+
+}  // namespace
+
+Result<std::optional<std::vector<uint64_t>>> Dataset::RowCreatedAtVersions(const Fragment& fragment) const {
+  if (!fragment.created_at_versions.present()) return std::nullopt;
+  const std::string what = "created-at versions of fragment " + std::to_string(fragment.id) + " in " + uri();
+  LANCE_ASSIGN_OR_RAISE(auto bytes, SequenceBytes(*impl_->store, fragment.created_at_versions));
+  LANCE_ASSIGN_OR_RAISE(auto seq, table::RowVersionSequence::Parse(bytes, what));
+  return seq.ToVector();
+}
+
+Result<std::optional<std::vector<uint64_t>>> Dataset::RowLastUpdatedAtVersions(const Fragment& fragment) const {
+  if (!fragment.last_updated_at_versions.present()) return std::nullopt;
+  const std::string what = "last-updated versions of fragment " + std::to_string(fragment.id) + " in " + uri();
+  LANCE_ASSIGN_OR_RAISE(auto bytes, SequenceBytes(*impl_->store, fragment.last_updated_at_versions));
+  LANCE_ASSIGN_OR_RAISE(auto seq, table::RowVersionSequence::Parse(bytes, what));
+  return seq.ToVector();
+}
+
 Result<std::vector<uint64_t>> Dataset::RowIds(const Fragment& fragment) const {
   const SequenceRef& ref = fragment.row_ids;
   if (!ref.present()) return std::vector<uint64_t>{};
   const std::string what = "row ids of fragment " + std::to_string(fragment.id) + " in " + uri();
-  std::string bytes;
-  if (ref.inline_bytes) {
-    bytes = *ref.inline_bytes;
-  } else {
-    LANCE_ASSIGN_OR_RAISE(bytes, impl_->store->ReadRange(ref.external->path,
-                                                         static_cast<int64_t>(ref.external->offset),
-                                                         static_cast<int64_t>(ref.external->size)));
-  }
+  LANCE_ASSIGN_OR_RAISE(auto bytes, SequenceBytes(*impl_->store, ref));
   LANCE_ASSIGN_OR_RAISE(auto seq, table::RowIdSequence::Parse(bytes, what));
   if (fragment.physical_rows && seq.Length() != *fragment.physical_rows) {
     return Status::Invalid(what, ": ", seq.Length(), " row ids for ", *fragment.physical_rows, " rows");
