@@ -1,0 +1,468 @@
+#include "lance/table/row_id_sequence.h"
+
+#include <algorithm>
+#include <bit>
+#include <climits>
+#include <limits>
+#include <utility>
+
+#include "lance/rowids.pb.h"
+
+namespace lance::table {
+
+namespace {
+
+namespace pbt = ::lance::pb::table;
+
+// A fragment addresses rows with a u32 offset, so no sequence can hold more.
+constexpr uint64_t kMaxRows = uint64_t{1} << 32;
+constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
+
+// ---------------------------------------------------------------------------
+// EncodedU64Array
+
+void PutLittleEndian(uint64_t v, int width, std::string* out) {
+  for (int i = 0; i < width; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+uint64_t GetLittleEndian(const unsigned char* p, int width) {
+  uint64_t v = 0;
+  for (int i = 0; i < width; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+// Chooses the narrowest width that holds max - min, like the reference writer.
+void EncodeArray(const std::vector<uint64_t>& values, pbt::EncodedU64Array* out) {
+  if (values.empty()) {
+    out->mutable_u64_array();  // present but empty
+    return;
+  }
+  auto [min_it, max_it] = std::minmax_element(values.begin(), values.end());
+  const uint64_t base = *min_it;
+  const uint64_t range = *max_it - base;
+  std::string bytes;
+  if (range <= 0xFFFF) {
+    bytes.reserve(values.size() * 2);
+    for (uint64_t v : values) PutLittleEndian(v - base, 2, &bytes);
+    auto* a = out->mutable_u16_array();
+    a->set_base(base);
+    a->set_offsets(std::move(bytes));
+  } else if (range <= 0xFFFFFFFFull) {
+    bytes.reserve(values.size() * 4);
+    for (uint64_t v : values) PutLittleEndian(v - base, 4, &bytes);
+    auto* a = out->mutable_u32_array();
+    a->set_base(base);
+    a->set_offsets(std::move(bytes));
+  } else {
+    bytes.reserve(values.size() * 8);
+    for (uint64_t v : values) PutLittleEndian(v, 8, &bytes);
+    out->mutable_u64_array()->set_values(std::move(bytes));
+  }
+}
+
+Status DecodeOffsets(const std::string& bytes, int width, uint64_t base, const std::string& where,
+                     std::vector<uint64_t>* out) {
+  if (bytes.size() % width != 0) {
+    return Status::Invalid(where, ": u", width * 8, " array has ", bytes.size(),
+                           " bytes, not a multiple of ", width);
+  }
+  const size_t n = bytes.size() / width;
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  out->clear();
+  out->reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t offset = GetLittleEndian(p + i * width, width);
+    if (offset > kU64Max - base) {
+      return Status::Invalid(where, ": base ", base, " + offset ", offset, " overflows u64");
+    }
+    out->push_back(base + offset);
+  }
+  return Status::OK();
+}
+
+Status DecodeArray(const pbt::EncodedU64Array& array, const std::string& where,
+                   std::vector<uint64_t>* out) {
+  switch (array.array_case()) {
+    case pbt::EncodedU64Array::kU16Array:
+      return DecodeOffsets(array.u16_array().offsets(), 2, array.u16_array().base(), where, out);
+    case pbt::EncodedU64Array::kU32Array:
+      return DecodeOffsets(array.u32_array().offsets(), 4, array.u32_array().base(), where, out);
+    case pbt::EncodedU64Array::kU64Array:
+      return DecodeOffsets(array.u64_array().values(), 8, 0, where, out);
+    case pbt::EncodedU64Array::ARRAY_NOT_SET:
+      break;
+  }
+  return Status::Invalid(where, ": encoded array has no variant set");
+}
+
+// ---------------------------------------------------------------------------
+// U64Segment <-> protobuf
+
+uint64_t Span(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
+
+Status CheckRange(uint64_t start, uint64_t end, const std::string& where) {
+  if (end < start) {
+    return Status::Invalid(where, ": range end ", end, " is before start ", start);
+  }
+  return Status::OK();
+}
+
+Status DecodeSegment(const pbt::U64Segment& pb, const std::string& where, U64Segment* out) {
+  using Kind = U64Segment::Kind;
+  *out = U64Segment{};
+  switch (pb.segment_case()) {
+    case pbt::U64Segment::kRange: {
+      out->kind = Kind::kRange;
+      out->start = pb.range().start();
+      out->end = pb.range().end();
+      LANCE_RETURN_NOT_OK(CheckRange(out->start, out->end, where));
+      break;
+    }
+    case pbt::U64Segment::kRangeWithHoles: {
+      const auto& r = pb.range_with_holes();
+      out->kind = Kind::kRangeWithHoles;
+      out->start = r.start();
+      out->end = r.end();
+      LANCE_RETURN_NOT_OK(CheckRange(out->start, out->end, where));
+      if (!r.has_holes()) return Status::Invalid(where, ": range with holes has no holes array");
+      LANCE_RETURN_NOT_OK(DecodeArray(r.holes(), where + ": holes", &out->values));
+      // Length() and AppendTo() rely on holes being strictly increasing and in range.
+      for (size_t i = 0; i < out->values.size(); ++i) {
+        const uint64_t h = out->values[i];
+        if (h < out->start || h >= out->end) {
+          return Status::Invalid(where, ": hole ", h, " is outside [", out->start, ", ", out->end,
+                                 ")");
+        }
+        if (i > 0 && h <= out->values[i - 1]) {
+          return Status::Invalid(where, ": holes are not strictly increasing at index ", i);
+        }
+      }
+      break;
+    }
+    case pbt::U64Segment::kRangeWithBitmap: {
+      const auto& r = pb.range_with_bitmap();
+      out->kind = Kind::kRangeWithBitmap;
+      out->start = r.start();
+      out->end = r.end();
+      LANCE_RETURN_NOT_OK(CheckRange(out->start, out->end, where));
+      const uint64_t span = out->end - out->start;
+      const uint64_t expected = span / 8 + (span % 8 != 0 ? 1 : 0);
+      if (r.bitmap().size() != expected) {
+        return Status::Invalid(where, ": bitmap has ", r.bitmap().size(), " bytes, expected ",
+                               expected, " for range [", out->start, ", ", out->end, ")");
+      }
+      out->bitmap.assign(r.bitmap().begin(), r.bitmap().end());
+      // The reference counts every set bit, so padding bits must be clear.
+      if (span % 8 != 0) {
+        const uint8_t padding = static_cast<uint8_t>(0xFF << (span % 8));
+        if (out->bitmap.back() & padding) {
+          return Status::Invalid(where, ": bitmap has bits set past the end of the range");
+        }
+      }
+      break;
+    }
+    case pbt::U64Segment::kSortedArray: {
+      out->kind = Kind::kSortedArray;
+      LANCE_RETURN_NOT_OK(DecodeArray(pb.sorted_array(), where, &out->values));
+      if (!std::is_sorted(out->values.begin(), out->values.end())) {
+        return Status::Invalid(where, ": sorted array is not sorted");
+      }
+      break;
+    }
+    case pbt::U64Segment::kArray: {
+      out->kind = Kind::kArray;
+      LANCE_RETURN_NOT_OK(DecodeArray(pb.array(), where, &out->values));
+      break;
+    }
+    case pbt::U64Segment::SEGMENT_NOT_SET:
+      return Status::Invalid(where, ": segment has no variant set");
+  }
+  if (out->Length() > kMaxRows) {
+    return Status::Invalid(where, ": segment has ", out->Length(),
+                           " values, more than a fragment can hold (2^32)");
+  }
+  return Status::OK();
+}
+
+void EncodeSegment(const U64Segment& segment, pbt::U64Segment* out) {
+  using Kind = U64Segment::Kind;
+  switch (segment.kind) {
+    case Kind::kRange: {
+      auto* r = out->mutable_range();
+      r->set_start(segment.start);
+      r->set_end(segment.end);
+      break;
+    }
+    case Kind::kRangeWithHoles: {
+      auto* r = out->mutable_range_with_holes();
+      r->set_start(segment.start);
+      r->set_end(segment.end);
+      EncodeArray(segment.values, r->mutable_holes());
+      break;
+    }
+    case Kind::kRangeWithBitmap: {
+      auto* r = out->mutable_range_with_bitmap();
+      r->set_start(segment.start);
+      r->set_end(segment.end);
+      r->set_bitmap(std::string(segment.bitmap.begin(), segment.bitmap.end()));
+      break;
+    }
+    case Kind::kSortedArray:
+      EncodeArray(segment.values, out->mutable_sorted_array());
+      break;
+    case Kind::kArray:
+      EncodeArray(segment.values, out->mutable_array());
+      break;
+  }
+}
+
+template <typename Message>
+Status ParseMessage(std::string_view bytes, const std::string& what, const char* type,
+                    Message* out) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return Status::Invalid(what, ": ", type, " of ", bytes.size(), " bytes is too large");
+  }
+  if (!out->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Status::Invalid(what, ": malformed ", type, " protobuf (", bytes.size(), " bytes)");
+  }
+  return Status::OK();
+}
+
+// Whether bit i of an LSB-first bitmap is set; bits past the data read as clear.
+bool BitSet(const std::vector<uint8_t>& bitmap, uint64_t i) {
+  const uint64_t byte = i / 8;
+  return byte < bitmap.size() && ((bitmap[byte] >> (i % 8)) & 1) != 0;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// U64Segment
+
+uint64_t U64Segment::Length() const {
+  switch (kind) {
+    case Kind::kRange:
+      return Span(start, end);
+    case Kind::kRangeWithHoles: {
+      // Counts distinct in-range holes so hand-built segments can't underflow.
+      uint64_t holes = 0;
+      for (size_t i = 0; i < values.size(); ++i) {
+        const uint64_t h = values[i];
+        if (h >= start && h < end && (i == 0 || h != values[i - 1])) ++holes;
+      }
+      const uint64_t span = Span(start, end);
+      return holes > span ? 0 : span - holes;
+    }
+    case Kind::kRangeWithBitmap: {
+      const uint64_t span = Span(start, end);
+      const uint64_t full_bytes = std::min<uint64_t>(span / 8, bitmap.size());
+      uint64_t count = 0;
+      for (uint64_t b = 0; b < full_bytes; ++b) count += std::popcount(bitmap[b]);
+      for (uint64_t i = full_bytes * 8; i < span && i / 8 < bitmap.size(); ++i) {
+        count += BitSet(bitmap, i) ? 1 : 0;
+      }
+      return count;
+    }
+    case Kind::kSortedArray:
+    case Kind::kArray:
+      return values.size();
+  }
+  return 0;
+}
+
+void U64Segment::AppendTo(std::vector<uint64_t>* out) const {
+  switch (kind) {
+    case Kind::kRange:
+      for (uint64_t v = start; v < end; ++v) out->push_back(v);
+      break;
+    case Kind::kRangeWithHoles: {
+      // Walk the range and the (sorted) holes together.
+      size_t h = 0;
+      for (uint64_t v = start; v < end; ++v) {
+        while (h < values.size() && values[h] < v) ++h;
+        if (h < values.size() && values[h] == v) continue;
+        out->push_back(v);
+      }
+      break;
+    }
+    case Kind::kRangeWithBitmap: {
+      const uint64_t span = Span(start, end);
+      const uint64_t limit = std::min<uint64_t>(span, static_cast<uint64_t>(bitmap.size()) * 8);
+      for (uint64_t i = 0; i < limit; ++i) {
+        if (BitSet(bitmap, i)) out->push_back(start + i);
+      }
+      break;
+    }
+    case Kind::kSortedArray:
+    case Kind::kArray:
+      out->insert(out->end(), values.begin(), values.end());
+      break;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// RowIdSequence
+
+Result<RowIdSequence> RowIdSequence::Parse(std::string_view bytes, const std::string& what) {
+  pbt::RowIdSequence pb;
+  LANCE_RETURN_NOT_OK(ParseMessage(bytes, what, "RowIdSequence", &pb));
+  std::vector<U64Segment> segments(pb.segments_size());
+  uint64_t total = 0;
+  for (int i = 0; i < pb.segments_size(); ++i) {
+    const std::string where = what + ": segment " + std::to_string(i);
+    LANCE_RETURN_NOT_OK(DecodeSegment(pb.segments(i), where, &segments[i]));
+    total += segments[i].Length();  // each <= 2^32, so no overflow
+    if (total > kMaxRows) {
+      return Status::Invalid(what, ": row id sequence has more than 2^32 rows");
+    }
+  }
+  return RowIdSequence(std::move(segments));
+}
+
+RowIdSequence RowIdSequence::FromRange(uint64_t start, uint64_t count) {
+  U64Segment segment;
+  segment.kind = U64Segment::Kind::kRange;
+  segment.start = start;
+  segment.end = count > kU64Max - start ? kU64Max : start + count;
+  return RowIdSequence({std::move(segment)});
+}
+
+RowIdSequence RowIdSequence::FromValues(const std::vector<uint64_t>& values) {
+  using Kind = U64Segment::Kind;
+  if (values.empty()) return RowIdSequence();
+
+  bool sorted = true;
+  bool distinct = true;
+  for (size_t i = 1; i < values.size(); ++i) {
+    if (values[i] < values[i - 1]) sorted = false;
+    if (values[i] == values[i - 1]) distinct = false;
+  }
+  U64Segment segment;
+  if (!sorted) {
+    segment.kind = Kind::kArray;
+    segment.values = values;
+    return RowIdSequence({std::move(segment)});
+  }
+
+  const uint64_t min = values.front();
+  const uint64_t max = values.back();
+  const uint64_t n = values.size();
+  // Range kinds need distinct values and an exclusive end that fits in u64.
+  if (!distinct || max == kU64Max) {
+    segment.kind = Kind::kSortedArray;
+    segment.values = values;
+    return RowIdSequence({std::move(segment)});
+  }
+  const uint64_t span = max - min + 1;  // >= n since values are distinct
+  const uint64_t holes = span - n;
+  if (holes == 0) {
+    segment.kind = Kind::kRange;
+    segment.start = min;
+    segment.end = max + 1;
+    return RowIdSequence({std::move(segment)});
+  }
+
+  // Estimated encoded sizes, as the reference writer computes them; 128-bit so
+  // huge spans cannot wrap. Ties go to holes, then bitmap.
+  using u128 = unsigned __int128;
+  const u128 holes_size = 24 + u128{4} * holes;
+  const u128 bitmap_size = 24 + (u128{span} + 7) / 8;
+  const u128 array_size = 24 + u128{2} * n;
+  const u128 best = std::min({holes_size, bitmap_size, array_size});
+
+  segment.start = min;
+  segment.end = max + 1;
+  if (best == holes_size) {
+    segment.kind = Kind::kRangeWithHoles;
+    segment.values.reserve(holes);
+    uint64_t expect = min;
+    for (uint64_t v : values) {
+      for (; expect < v; ++expect) segment.values.push_back(expect);
+      expect = v + 1;
+    }
+  } else if (best == bitmap_size) {
+    segment.kind = Kind::kRangeWithBitmap;
+    segment.bitmap.assign((span + 7) / 8, 0);
+    for (uint64_t v : values) {
+      const uint64_t i = v - min;
+      segment.bitmap[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
+    }
+  } else {
+    segment.kind = Kind::kSortedArray;
+    segment.start = segment.end = 0;
+    segment.values = values;
+  }
+  return RowIdSequence({std::move(segment)});
+}
+
+std::string RowIdSequence::Serialize() const {
+  pbt::RowIdSequence pb;
+  for (const auto& segment : segments_) EncodeSegment(segment, pb.add_segments());
+  return pb.SerializeAsString();
+}
+
+uint64_t RowIdSequence::Length() const {
+  uint64_t total = 0;
+  for (const auto& segment : segments_) total += segment.Length();
+  return total;
+}
+
+std::vector<uint64_t> RowIdSequence::ToVector() const {
+  std::vector<uint64_t> out;
+  out.reserve(Length());
+  for (const auto& segment : segments_) segment.AppendTo(&out);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// RowVersionSequence
+
+Result<RowVersionSequence> RowVersionSequence::Parse(std::string_view bytes,
+                                                     const std::string& what) {
+  pbt::RowDatasetVersionSequence pb;
+  LANCE_RETURN_NOT_OK(ParseMessage(bytes, what, "RowDatasetVersionSequence", &pb));
+  std::vector<VersionRun> runs;
+  runs.reserve(pb.runs_size());
+  uint64_t total = 0;
+  for (int i = 0; i < pb.runs_size(); ++i) {
+    const auto& run = pb.runs(i);
+    const std::string where = what + ": version run " + std::to_string(i);
+    if (!run.has_span()) return Status::Invalid(where, ": missing span");
+    // Any segment kind is accepted; only the number of rows it covers matters.
+    U64Segment span;
+    LANCE_RETURN_NOT_OK(DecodeSegment(run.span(), where, &span));
+    runs.push_back(VersionRun{span.Length(), run.version()});
+    total += runs.back().length;
+    if (total > kMaxRows) {
+      return Status::Invalid(what, ": version sequence covers more than 2^32 rows");
+    }
+  }
+  return RowVersionSequence(std::move(runs));
+}
+
+std::string RowVersionSequence::Serialize() const {
+  pbt::RowDatasetVersionSequence pb;
+  for (const auto& run : runs_) {
+    auto* out = pb.add_runs();
+    auto* range = out->mutable_span()->mutable_range();
+    range->set_start(0);
+    range->set_end(run.length);
+    out->set_version(run.version);
+  }
+  return pb.SerializeAsString();
+}
+
+uint64_t RowVersionSequence::Length() const {
+  uint64_t total = 0;
+  for (const auto& run : runs_) total += run.length;
+  return total;
+}
+
+std::vector<uint64_t> RowVersionSequence::ToVector() const {
+  std::vector<uint64_t> out;
+  out.reserve(Length());
+  for (const auto& run : runs_) out.insert(out.end(), run.length, run.version);
+  return out;
+}
+
+}  // namespace lance::table
