@@ -122,7 +122,9 @@ Result<Json> BuildInspectJson(const Dataset& ds, bool with_rows) {
                             {"fields", idx.fields},
                             {"fragment_ids", idx.fragment_ids ? Json(*idx.fragment_ids) : Json(nullptr)},
                             {"dataset_version", idx.dataset_version},
-                            {"type_url", idx.index_details_type_url}});
+                            {"type_url", idx.index_details_type_url},
+                            {"index_version", idx.index_version ? Json(*idx.index_version) : Json(nullptr)},
+                            {"created_at_ms", idx.created_at_ms ? Json(*idx.created_at_ms) : Json(nullptr)}});
   }
   return j;
 }
