@@ -47,8 +47,6 @@ struct Manifest {
   std::vector<BasePath> base_paths;
   std::optional<std::string> branch;
 
-  /// Rows not deleted, if every fragment knows its counts.
-  std::optional<uint64_t> NumLiveRows() const;
   /// Whether fragments carry stable row ids.
   bool UsesStableRowIds() const;
 };

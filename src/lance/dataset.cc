@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 #include <arrow/type.h>
 
@@ -65,7 +66,11 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& uri, const Ope
   } else {
     uint64_t wanted = 0;
     if (AllDigits(options.version)) {
-      wanted = std::stoull(options.version);
+      auto [ptr, ec] = std::from_chars(options.version.data(),
+                                       options.version.data() + options.version.size(), wanted);
+      if (ec != std::errc()) {
+        return Status::KeyError("version ", options.version, " of dataset ", uri, " does not exist");
+      }
     } else {
       LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*impl->store));
       auto it = tags.find(options.version);

@@ -1,6 +1,8 @@
 #include "lance/table/manifest_proto.h"
+#include "lance/table/roaring_portable.h"
 
 #include <cstring>
+#include <limits>
 
 #include <roaring/roaring.h>
 
@@ -84,12 +86,25 @@ void DataFileToProto(const DataFile& file, pb::table::DataFile* proto) {
 Result<Schema> SchemaFromProtoFields(
     const google::protobuf::RepeatedPtrField<pb::file::Field>& fields,
     const google::protobuf::Map<std::string, std::string>& metadata, const std::string& what) {
+  // Bounds nesting so a hostile manifest cannot exhaust the stack in the
+  // recursive walks below (real schemas nest a handful of levels).
+  constexpr int kMaxDepth = 256;
+  std::map<int32_t, int> depth_of;  // first field with each id, as the lookup below
   Schema schema;
   for (const auto& proto : fields) {
     Field f = FieldFromProto(proto);
     if (f.parent_id == -1) {
+      depth_of.emplace(f.id, 0);
       schema.fields.push_back(std::move(f));
       continue;
+    }
+    auto parent_depth = depth_of.find(f.parent_id);
+    if (parent_depth != depth_of.end()) {
+      if (parent_depth->second + 1 > kMaxDepth) {
+        return Status::Invalid(what, ": schema nests deeper than ", kMaxDepth, " levels at field '",
+                               f.name, "' (id ", f.id, ")");
+      }
+      depth_of.emplace(f.id, parent_depth->second + 1);
     }
     Field* parent = FindMutable(schema.fields, f.parent_id);
     if (parent == nullptr) {
@@ -215,7 +230,14 @@ Result<Manifest> ManifestFromProto(const pb::table::Manifest& proto, const std::
   }
   if (proto.has_index_section()) m.index_section = proto.index_section();
   if (proto.has_timestamp()) {
-    m.timestamp_nanos = proto.timestamp().seconds() * 1000000000LL + proto.timestamp().nanos();
+    // Times outside int64 nanoseconds (years before 1677 or after 2262) are
+    // dropped rather than wrapped; the reference falls back to the epoch.
+    constexpr int64_t kMaxSeconds = std::numeric_limits<int64_t>::max() / 1000000000LL - 1;
+    const int64_t secs = proto.timestamp().seconds();
+    const int32_t nanos = proto.timestamp().nanos();
+    if (secs >= -kMaxSeconds && secs <= kMaxSeconds && nanos >= 0 && nanos < 1000000000) {
+      m.timestamp_nanos = secs * 1000000000LL + nanos;
+    }
   }
   m.tag = proto.tag();
   m.reader_feature_flags = proto.reader_feature_flags();
@@ -302,15 +324,8 @@ Result<IndexMetadata> IndexMetadataFromProto(const pb::table::IndexMetadata& pro
   idx.dataset_version = proto.dataset_version();
   const std::string& bitmap = proto.fragment_bitmap();
   if (!bitmap.empty()) {  // empty bytes mean "unknown"
-    roaring_bitmap_t* rb = roaring_bitmap_portable_deserialize_safe(bitmap.data(), bitmap.size());
-    if (rb == nullptr) {
-      return Status::Invalid(what, ": index '", proto.name(),
-                             "' has a fragment bitmap that is not a valid Roaring bitmap");
-    }
-    std::vector<uint32_t> ids(roaring_bitmap_get_cardinality(rb));
-    roaring_bitmap_to_uint32_array(rb, ids.data());
-    roaring_bitmap_free(rb);
-    idx.fragment_ids = std::move(ids);
+    LANCE_ASSIGN_OR_RAISE(idx.fragment_ids,
+                          DecodePortableRoaring(bitmap, what + ": fragment bitmap of index '" + proto.name() + "'"));
   }
   if (proto.has_index_details()) {
     idx.index_details_type_url = proto.index_details().type_url();
