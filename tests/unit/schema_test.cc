@@ -10,7 +10,7 @@
 #include <arrow/type.h>
 #include <arrow/util/key_value_metadata.h>
 
-#include "lance/table/manifest_proto.h"
+#include "lance/file/schema_proto.h"
 
 namespace lance {
 namespace {
@@ -307,10 +307,10 @@ TEST(SchemaTest, ToArrowSurvivesTheProtoRoundTrip) {
   auto schema = Schema::FromArrow(*NestedArrowSchema());
   ASSERT_TRUE(schema.ok());
   google::protobuf::RepeatedPtrField<pb::file::Field> fields;
-  table::SchemaToProtoFields(*schema, &fields);
+  file::SchemaToProtoFields(*schema, &fields);
   ASSERT_EQ(fields.size(), 17);
   google::protobuf::Map<std::string, std::string> md(schema->metadata.begin(), schema->metadata.end());
-  auto again = table::SchemaFromProtoFields(fields, md, "test");
+  auto again = file::SchemaFromProtoFields(fields, md, "test");
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   auto back = again->ToArrow();
   ASSERT_TRUE(back.ok()) << back.status().ToString();
@@ -352,7 +352,7 @@ TEST(SchemaFromProtoTest, MissingParentIsAnError) {
   google::protobuf::Map<std::string, std::string> md;
   AddField(&fields, "s", 0, -1, "struct");
   AddField(&fields, "orphan", 1, 7, "int32");
-  auto schema = table::SchemaFromProtoFields(fields, md, "/ds/_versions/3.manifest");
+  auto schema = file::SchemaFromProtoFields(fields, md, "/ds/_versions/3.manifest");
   ASSERT_FALSE(schema.ok());
   const std::string msg = schema.status().message();
   EXPECT_TRUE(Contains(msg, "/ds/_versions/3.manifest")) << msg;
@@ -365,7 +365,7 @@ TEST(SchemaFromProtoTest, ParentMustComeFirst) {
   google::protobuf::Map<std::string, std::string> md;
   AddField(&fields, "child", 1, 0, "int32");
   AddField(&fields, "s", 0, -1, "struct");
-  EXPECT_FALSE(table::SchemaFromProtoFields(fields, md, "m").ok());
+  EXPECT_FALSE(file::SchemaFromProtoFields(fields, md, "m").ok());
 }
 
 TEST(SchemaFromProtoTest, DuplicateIdsAttachToTheFirstInPreOrder) {
@@ -377,7 +377,7 @@ TEST(SchemaFromProtoTest, DuplicateIdsAttachToTheFirstInPreOrder) {
   AddField(&fields, "z", 6, 5, "int32");     // goes under a.x, not y
   AddField(&fields, "b", 0, -1, "struct");   // a second id 0
   AddField(&fields, "w", 7, 0, "int32");     // goes under a, not b
-  auto schema = table::SchemaFromProtoFields(fields, md, "m");
+  auto schema = file::SchemaFromProtoFields(fields, md, "m");
   ASSERT_TRUE(schema.ok()) << schema.status().ToString();
   ASSERT_EQ(schema->fields.size(), 3u);
   const Field& a = schema->fields[0];
@@ -409,7 +409,7 @@ TEST(SchemaFromProtoTest, KeepsEveryFieldAttribute) {
   f->set_extension_name("ext");
   (*f->mutable_metadata())["m"] = "1";
   f->set_unenforced_primary_key(true);
-  auto schema = table::SchemaFromProtoFields(fields, md, "m");
+  auto schema = file::SchemaFromProtoFields(fields, md, "m");
   ASSERT_TRUE(schema.ok()) << schema.status().ToString();
   const Field& got = schema->fields.at(0);
   EXPECT_EQ(got.id, 3);
@@ -428,7 +428,7 @@ TEST(SchemaFromProtoTest, HostileNestingDepthIsAnErrorNotAStackOverflow) {
   google::protobuf::RepeatedPtrField<pb::file::Field> fields;
   google::protobuf::Map<std::string, std::string> md;
   for (int i = 0; i < 100000; ++i) AddField(&fields, "s" + std::to_string(i), i, i - 1, "struct");
-  auto schema = table::SchemaFromProtoFields(fields, md, "/ds/_versions/9.manifest");
+  auto schema = file::SchemaFromProtoFields(fields, md, "/ds/_versions/9.manifest");
   ASSERT_FALSE(schema.ok());
   EXPECT_TRUE(Contains(schema.status().message(), "/ds/_versions/9.manifest"));
   EXPECT_TRUE(Contains(schema.status().message(), "deeper than"));

@@ -7,6 +7,7 @@
 #include "lance/index_metadata.h"
 #include "lance/manifest.h"
 #include "lance/status.h"
+#include "lance/file/schema_proto.h"
 #include "lance/table.pb.h"
 
 namespace lance::table {
@@ -14,12 +15,6 @@ namespace lance::table {
 /// `what` names the source (a file path) in error messages.
 Result<Manifest> ManifestFromProto(const pb::table::Manifest& proto, const std::string& what);
 pb::table::Manifest ManifestToProto(const ::lance::Manifest& manifest);
-
-Result<Schema> SchemaFromProtoFields(
-    const google::protobuf::RepeatedPtrField<pb::file::Field>& fields,
-    const google::protobuf::Map<std::string, std::string>& metadata, const std::string& what);
-void SchemaToProtoFields(const Schema& schema,
-                         google::protobuf::RepeatedPtrField<pb::file::Field>* fields);
 
 Result<::lance::Fragment> FragmentFromProto(const pb::table::DataFragment& proto,
                                             const std::string& what);
