@@ -43,6 +43,7 @@ std::string FormatTimestamp(int64_t nanos);
 
 int RunInspect(const std::vector<std::string>& argv);
 int RunVersions(const std::vector<std::string>& argv);
+int RunFile(const std::vector<std::string>& argv);
 
 /// Prints "error: ..." for a failed Status and returns kExitError.
 int ReportError(const Status& status);

@@ -11,7 +11,8 @@ constexpr const char* kUsage =
     "lance-cpp <command> [args]\n"
     "commands:\n"
     "  inspect URI [--version V] [--json]   versions, schema, fragments, flags, indices\n"
-    "  versions URI                         one line per version: number timestamp operation\n";
+    "  versions URI                         one line per version: number timestamp operation\n"
+    "  file inspect IN.lance [--json]       footer version, columns, pages, encodings, global buffers\n";
 
 }  // namespace
 
@@ -26,5 +27,6 @@ int main(int argc, char** argv) {
   }
   if (cmd == "inspect") return lance::cli::RunInspect(args);
   if (cmd == "versions") return lance::cli::RunVersions(args);
+  if (cmd == "file") return lance::cli::RunFile(args);
   return lance::cli::ReportUsage("unknown command '" + cmd + "'", kUsage);
 }

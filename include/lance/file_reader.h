@@ -1,0 +1,77 @@
+// Reading a single .lance file (versions 2.0, 2.1, 2.2).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <arrow/io/interfaces.h>
+#include <arrow/memory_pool.h>
+#include <arrow/table.h>
+
+#include "lance/schema.h"
+#include "lance/status.h"
+
+namespace lance {
+
+/// A byte range of the file.
+struct BufferRange {
+  uint64_t position = 0;
+  uint64_t size = 0;
+};
+
+/// One page of a column, as the column metadata describes it.
+struct PageInfo {
+  uint64_t length = 0;    // rows (2.1+) or values (2.0)
+  uint64_t priority = 0;  // first row of the page (2.1+)
+  std::string encoding_type_url;
+  std::string encoding;   // the serialized encoding message
+  std::vector<BufferRange> buffers;
+};
+
+struct ColumnInfo {
+  std::string encoding_type_url;
+  std::string encoding;
+  std::vector<PageInfo> pages;
+  std::vector<BufferRange> buffers;  // column-level buffers
+};
+
+/// Everything the footer and metadata sections of a v2 file say.
+struct FileLayout {
+  uint16_t major_version = 0;
+  uint16_t minor_version = 0;
+  std::string version;  // "2.0", "2.1", "2.2"
+  uint64_t num_rows = 0;
+  uint64_t file_size = 0;
+  Schema schema;
+  std::vector<ColumnInfo> columns;
+  std::vector<BufferRange> global_buffers;  // 0 holds the schema
+};
+
+/// An open .lance file. Thread-safe once opened.
+class FileReader {
+ public:
+  /// Opens a local path or arrow::fs URI.
+  static Result<std::shared_ptr<FileReader>> Open(const std::string& path,
+                                                  arrow::MemoryPool* pool = arrow::default_memory_pool());
+  /// Opens an already open file; `name` is used in error messages.
+  static Result<std::shared_ptr<FileReader>> Open(std::shared_ptr<arrow::io::RandomAccessFile> file,
+                                                  std::string name,
+                                                  arrow::MemoryPool* pool = arrow::default_memory_pool());
+
+  const FileLayout& layout() const { return layout_; }
+  const Schema& schema() const { return layout_.schema; }
+  uint64_t num_rows() const { return layout_.num_rows; }
+  Result<std::shared_ptr<arrow::Schema>> ArrowSchema() const { return layout_.schema.ToArrow(); }
+
+ private:
+  FileReader(std::shared_ptr<arrow::io::RandomAccessFile> file, std::string name, FileLayout layout,
+             arrow::MemoryPool* pool);
+  std::shared_ptr<arrow::io::RandomAccessFile> file_;
+  std::string name_;
+  FileLayout layout_;
+  arrow::MemoryPool* pool_;
+};
+
+}  // namespace lance

@@ -1,0 +1,36 @@
+// FileReader: opening a file and describing it. Reading rows is in
+// file_read.cc.
+#include "lance/file_reader.h"
+
+#include <arrow/filesystem/filesystem.h>
+
+#include <filesystem>
+
+#include "lance/file/container.h"
+
+namespace lance {
+
+FileReader::FileReader(std::shared_ptr<arrow::io::RandomAccessFile> file, std::string name,
+                       FileLayout layout, arrow::MemoryPool* pool)
+    : file_(std::move(file)), name_(std::move(name)), layout_(std::move(layout)), pool_(pool) {}
+
+Result<std::shared_ptr<FileReader>> FileReader::Open(const std::string& path, arrow::MemoryPool* pool) {
+  std::string location = path;
+  if (path.find("://") == std::string::npos && !path.empty() && path.front() != '/') {
+    location = std::filesystem::absolute(path).lexically_normal().string();
+  }
+  std::string inner;
+  auto fs = arrow::fs::FileSystemFromUriOrPath(location, &inner);
+  if (!fs.ok()) return Status::Invalid("cannot open ", path, ": ", fs.status().message());
+  auto file = (*fs)->OpenInputFile(inner);
+  if (!file.ok()) return file.status().WithMessage("cannot open ", path, ": ", file.status().message());
+  return Open(*file, path, pool);
+}
+
+Result<std::shared_ptr<FileReader>> FileReader::Open(std::shared_ptr<arrow::io::RandomAccessFile> file,
+                                                     std::string name, arrow::MemoryPool* pool) {
+  LANCE_ASSIGN_OR_RAISE(auto layout, file::ReadLayout(*file, name));
+  return std::shared_ptr<FileReader>(new FileReader(std::move(file), std::move(name), std::move(layout), pool));
+}
+
+}  // namespace lance
