@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <arrow/io/interfaces.h>
 #include <arrow/type_fwd.h>
 
 #include "lance/index_metadata.h"
@@ -70,6 +71,10 @@ class Dataset {
   /// was created, and last updated. nullopt if the fragment records none.
   Result<std::optional<std::vector<uint64_t>>> RowCreatedAtVersions(const Fragment& fragment) const;
   Result<std::optional<std::vector<uint64_t>>> RowLastUpdatedAtVersions(const Fragment& fragment) const;
+
+  /// The location of a data file (for error messages) and a handle to read it.
+  Result<std::string> DataFileLocation(const DataFile& file) const;
+  Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenDataFile(const DataFile& file) const;
 
   /// Every committed version, ascending.
   Result<std::vector<VersionInfo>> Versions() const;

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 
+#include <arrow/buffer.h>
 #include <arrow/type.h>
 
 #include "lance/file/legacy_metadata.h"
@@ -40,13 +41,25 @@ Result<table::ManifestFile> ReadManifest(const io::ObjectStore& store,
   return table::ParseManifestFile(bytes, store.FullPath(loc.path), check);
 }
 
-// The directory (relative to the root) that holds a data file.
+// A data file's path relative to the dataset root; files under another base
+// path are reached through BaseFileLocation instead.
 Result<std::string> DataFilePath(const Manifest& m, const DataFile& file) {
   if (file.base_id) {
-    return Status::NotImplemented("data file ", file.path, " lives under base path ", *file.base_id,
-                                  ", which lance-cpp does not read yet");
+    return Status::Invalid("data file ", file.path, " lives under base path ", *file.base_id);
   }
   return "data/" + file.path;
+}
+
+// The full location of a data file under a registered base path.
+Result<std::string> BaseFileLocation(const Manifest& m, const DataFile& file) {
+  for (const auto& base : m.base_paths) {
+    if (base.id != *file.base_id) continue;
+    std::string root = base.path;
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    return root + (base.is_dataset_root ? "/data/" : "/") + file.path;
+  }
+  return Status::Invalid("data file ", file.path, " names base path ", *file.base_id,
+                         ", which the manifest does not list");
 }
 
 }  // namespace
@@ -153,17 +166,16 @@ Result<uint64_t> Dataset::PhysicalRows(const Fragment& fragment) const {
     return Status::NotImplemented("fragment ", fragment.id, " records no row count and its ",
                                   file::FileVersionToString(v), " data file cannot be counted yet");
   }
-  LANCE_ASSIGN_OR_RAISE(auto rel, DataFilePath(manifest(), df));
-  const std::string full = impl_->store->FullPath(rel);
-  LANCE_ASSIGN_OR_RAISE(int64_t size, impl_->store->Size(rel));
+  LANCE_ASSIGN_OR_RAISE(const std::string full, DataFileLocation(df));
+  LANCE_ASSIGN_OR_RAISE(auto handle, OpenDataFile(df));
+  LANCE_ASSIGN_OR_RAISE(int64_t size, handle->GetSize());
   if (size < static_cast<int64_t>(file::kLegacyFooterSize)) {
     return Status::Invalid("corrupt lance file ", full, ": ", size, " bytes is too short");
   }
-  LANCE_ASSIGN_OR_RAISE(auto footer, impl_->store->ReadRange(rel, size - file::kLegacyFooterSize,
-                                                             file::kLegacyFooterSize));
-  LANCE_ASSIGN_OR_RAISE(uint64_t pos, file::LegacyMetadataPosition(footer, size, full));
-  LANCE_ASSIGN_OR_RAISE(auto msg, impl_->store->ReadRange(rel, pos, size - file::kLegacyFooterSize - pos));
-  LANCE_ASSIGN_OR_RAISE(auto meta, file::ParseLegacyMetadata(msg, full));
+  LANCE_ASSIGN_OR_RAISE(auto footer, handle->ReadAt(size - file::kLegacyFooterSize, file::kLegacyFooterSize));
+  LANCE_ASSIGN_OR_RAISE(uint64_t pos, file::LegacyMetadataPosition(footer->ToString(), size, full));
+  LANCE_ASSIGN_OR_RAISE(auto msg, handle->ReadAt(pos, size - file::kLegacyFooterSize - pos));
+  LANCE_ASSIGN_OR_RAISE(auto meta, file::ParseLegacyMetadata(msg->ToString(), full));
   return meta.NumRows();
 }
 
@@ -238,6 +250,22 @@ Result<std::vector<uint64_t>> Dataset::RowIds(const Fragment& fragment) const {
     return Status::Invalid(what, ": ", seq.Length(), " row ids for ", *fragment.physical_rows, " rows");
   }
   return seq.ToVector();
+}
+
+Result<std::string> Dataset::DataFileLocation(const DataFile& file) const {
+  if (file.base_id) return BaseFileLocation(manifest(), file);
+  LANCE_ASSIGN_OR_RAISE(auto rel, DataFilePath(manifest(), file));
+  return impl_->store->FullPath(rel);
+}
+
+Result<std::shared_ptr<arrow::io::RandomAccessFile>> Dataset::OpenDataFile(const DataFile& file) const {
+  if (!file.base_id) {
+    LANCE_ASSIGN_OR_RAISE(auto rel, DataFilePath(manifest(), file));
+    return impl_->store->OpenInputFile(rel);
+  }
+  LANCE_ASSIGN_OR_RAISE(auto location, BaseFileLocation(manifest(), file));
+  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(location));
+  return store->OpenInputFile("");
 }
 
 Result<std::vector<VersionInfo>> Dataset::Versions() const {

@@ -56,6 +56,14 @@ Result<std::string> ObjectStore::ReadRange(const std::string& relative, int64_t 
   return (*buffer)->ToString();
 }
 
+Result<std::shared_ptr<arrow::io::RandomAccessFile>> ObjectStore::OpenInputFile(
+    const std::string& relative) const {
+  const std::string path = FullPath(relative);
+  auto file = fs_->OpenInputFile(path);
+  if (!file.ok()) return file.status().WithMessage("cannot open ", path, ": ", file.status().message());
+  return *file;
+}
+
 Result<int64_t> ObjectStore::Size(const std::string& relative) const {
   const std::string path = FullPath(relative);
   auto info = fs_->GetFileInfo(path);

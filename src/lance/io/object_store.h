@@ -35,6 +35,8 @@ class ObjectStore {
   /// Bytes [offset, offset + length) of a file; errors if the file is shorter.
   Result<std::string> ReadRange(const std::string& relative, int64_t offset, int64_t length) const;
   Result<int64_t> Size(const std::string& relative) const;
+  /// A random-access handle on a file, for readers that fetch ranges.
+  Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenInputFile(const std::string& relative) const;
   Result<bool> Exists(const std::string& relative) const;
   Result<bool> IsDirectory(const std::string& relative) const;
   /// Files directly inside `relative_dir`; empty if it does not exist.
