@@ -1,0 +1,42 @@
+// Decoding whole fields of a 2.1/2.2 file. Only leaf fields have columns
+// (plus one per packed struct and per blob field); struct and list layers
+// live in each leaf's repetition/definition levels.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+
+#include <arrow/array.h>
+#include <arrow/memory_pool.h>
+
+#include "lance/file/column_data.h"
+#include "lance/file/version.h"
+#include "lance/schema.h"
+#include "lance/status.h"
+
+namespace lance::file::v2_1 {
+
+/// The number of columns `field` (with its descendants) occupies.
+int NumColumns(const Field& field);
+
+/// Decodes all rows of `field` from its columns, which must be exactly
+/// NumColumns(field) columns in pre-order of the leaves. The result has the
+/// Arrow type of ArrowTypeFromField(field) and `num_rows` rows. Corrupt or
+/// unsupported encodings give an error naming the field and the problem.
+Result<std::shared_ptr<arrow::Array>> DecodeField(const Field& field,
+                                                  std::span<const ColumnData> columns,
+                                                  uint64_t num_rows, FileVersion version,
+                                                  arrow::MemoryPool* pool);
+
+/// Reads `size` bytes at absolute file offset `position`. Blob values live
+/// outside the page buffers, so decoding a blob column needs one.
+using BlobReader = std::function<Result<std::shared_ptr<arrow::Buffer>>(uint64_t position, uint64_t size)>;
+
+/// As above; `blob_reader` fetches the out-of-line values of blob columns
+/// (fields with "lance-encoding:blob"). Without one, blob columns error.
+Result<std::shared_ptr<arrow::Array>> DecodeField(const Field& field, std::span<const ColumnData> columns,
+                                                  uint64_t num_rows, FileVersion version, arrow::MemoryPool* pool,
+                                                  const BlobReader& blob_reader);
+
+}  // namespace lance::file::v2_1

@@ -1,0 +1,204 @@
+#include "lance/file/v2_1/mini_block.h"
+
+#include <vector>
+
+#include "lance/file/v2_1/bytes.h"
+#include "lance/file/v2_1/compressive.h"
+
+namespace lance::file::v2_1 {
+
+namespace {
+
+constexpr uint64_t kMiniBlockAlignment = 8;
+// Writers put at most a few thousand values in a chunk; anything beyond
+// this is a corrupt count (and would make us allocate for it).
+constexpr uint64_t kMaxChunkValues = uint64_t{1} << 20;
+constexpr uint64_t kMaxChunkLevels = uint64_t{1} << 24;
+
+struct ChunkInfo {
+  uint64_t offset;      // byte offset in the data buffer
+  uint64_t size;        // bytes
+  uint64_t num_values;  // values in the chunk
+};
+
+// Parses the chunk metadata words: ((bytes / 8 - 1) << 4) | log2(values),
+// where the last chunk's log is 0 and its count is whatever remains.
+Result<std::vector<ChunkInfo>> ParseChunkMetadata(ByteSpan meta, bool large, uint64_t num_items, uint64_t data_size) {
+  const uint64_t word = large ? 4 : 2;
+  if (meta.size() % word != 0) {
+    return Corrupt("mini-block chunk metadata of ", meta.size(), " bytes is not a multiple of ", word);
+  }
+  const uint64_t num_chunks = meta.size() / word;
+  std::vector<ChunkInfo> chunks;
+  chunks.reserve(num_chunks);
+  uint64_t offset = 0, counted = 0;
+  for (uint64_t i = 0; i < num_chunks; ++i) {
+    const uint64_t w = large ? LoadLE<uint32_t>(meta.data() + i * 4) : LoadLE<uint16_t>(meta.data() + i * 2);
+    const uint64_t log = w & 0xF;
+    const uint64_t size = ((w >> 4) + 1) * kMiniBlockAlignment;
+    uint64_t values;
+    if (i + 1 < num_chunks) {
+      if (log == 0) return Corrupt("mini-block chunk ", i, " of ", num_chunks, " claims 1 value (log 0)");
+      values = uint64_t{1} << log;
+      if (AddOverflows(counted, values, &counted) || counted > num_items) {
+        return Corrupt("mini-block chunks hold more than the page's ", num_items, " items");
+      }
+    } else {
+      values = num_items - counted;
+      if (values > kMaxChunkValues) {
+        return Corrupt("last mini-block chunk would hold ", values, " values (page of ", num_items, " items)");
+      }
+      if (log != 0 && (uint64_t{1} << log) != values) {
+        return Corrupt("last mini-block chunk claims ", uint64_t{1} << log, " values but ", values, " remain");
+      }
+    }
+    if (offset > data_size || data_size - offset < size) {
+      return Corrupt("mini-block chunk ", i, " at [", offset, ", +", size, ") exceeds the ", data_size,
+                     "-byte data buffer");
+    }
+    chunks.push_back({offset, size, values});
+    offset += size;
+  }
+  if (num_chunks == 0 && num_items != 0) {
+    return Corrupt("mini-block page of ", num_items, " items has no chunks");
+  }
+  return chunks;
+}
+
+Result<std::vector<uint16_t>> DecodeChunkLevels(const pb21::CompressiveEncoding& encoding, const BufferPtr& bytes,
+                                                uint64_t count, arrow::MemoryPool* pool) {
+  LANCE_ASSIGN_OR_RAISE(DataBlock block, DecompressBlock(encoding, bytes, count, pool));
+  return LevelsFromBlock(block, count);
+}
+
+}  // namespace
+
+Result<DecodedPage> DecodeMiniBlockPage(const pb21::MiniBlockLayout& layout, const PageData& page,
+                                        const PageContext& ctx) {
+  arrow::MemoryPool* pool = ctx.pool;
+  DecodedPage out;
+  LANCE_ASSIGN_OR_RAISE(out.levels.layers, LayersFromProto(layout.layers().data(), layout.layers_size()));
+  if (!layout.has_value_compression()) return Corrupt("mini-block layout without a value compression");
+  const bool has_rep = layout.has_rep_compression();
+  const bool has_def = layout.has_def_compression();
+  const bool has_dict = layout.has_dictionary();
+  const bool has_rep_index = layout.repetition_index_depth() > 0;
+  const size_t expected_buffers = 2 + (has_dict ? 1 : 0) + (has_rep_index ? 1 : 0);
+  if (page.buffers.size() != expected_buffers) {
+    return Corrupt("mini-block page has ", page.buffers.size(), " buffers, expected ", expected_buffers);
+  }
+  for (const auto& b : page.buffers) {
+    if (!b) return Corrupt("mini-block page buffer missing");
+  }
+  LANCE_ASSIGN_OR_RAISE(uint64_t buffers_per_chunk, MiniBlockBufferCount(layout.value_compression()));
+  if (layout.num_buffers() != buffers_per_chunk) {
+    return Corrupt("mini-block layout declares ", layout.num_buffers(), " buffers per chunk but its ",
+                   EncodingName(layout.value_compression()), " values use ", buffers_per_chunk);
+  }
+  if (buffers_per_chunk > 64) return Corrupt("mini-block chunks with ", buffers_per_chunk, " buffers");
+  const uint64_t num_items = layout.num_items();
+  if (num_items > kMaxDecodedElements) return Corrupt("mini-block page of ", num_items, " items");
+
+  const BufferPtr& data = page.buffers[1];
+  LANCE_ASSIGN_OR_RAISE(auto chunks, ParseChunkMetadata(AsSpan(page.buffers[0]), layout.has_large_chunk(), num_items,
+                                                         static_cast<uint64_t>(data->size())));
+
+  std::vector<DataBlock> values;
+  std::vector<uint16_t> rep, def;
+  values.reserve(chunks.size());
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    const auto& chunk = chunks[c];
+    LANCE_ASSIGN_OR_RAISE(BufferPtr bytes, SliceChecked(data, chunk.offset, chunk.size, "mini-block chunk"));
+    ByteSpan span = AsSpan(bytes);
+    uint64_t pos = 0;
+    LANCE_ASSIGN_OR_RAISE(uint16_t declared_levels, ReadLE<uint16_t>(span, pos, "mini-block chunk header"));
+    pos += 2;
+    uint64_t rep_size = 0, def_size = 0;
+    if (has_rep) {
+      LANCE_ASSIGN_OR_RAISE(uint16_t v, ReadLE<uint16_t>(span, pos, "mini-block chunk header"));
+      rep_size = v;
+      pos += 2;
+    }
+    if (has_def) {
+      LANCE_ASSIGN_OR_RAISE(uint16_t v, ReadLE<uint16_t>(span, pos, "mini-block chunk header"));
+      def_size = v;
+      pos += 2;
+    }
+    std::vector<uint64_t> sizes(buffers_per_chunk);
+    for (auto& size : sizes) {
+      if (layout.has_large_chunk()) {
+        LANCE_ASSIGN_OR_RAISE(uint32_t v, ReadLE<uint32_t>(span, pos, "mini-block chunk header"));
+        size = v;
+        pos += 4;
+      } else {
+        LANCE_ASSIGN_OR_RAISE(uint16_t v, ReadLE<uint16_t>(span, pos, "mini-block chunk header"));
+        size = v;
+        pos += 2;
+      }
+    }
+    pos = PadTo(pos, kMiniBlockAlignment);
+    BufferPtr rep_bytes, def_bytes;
+    if (has_rep) {
+      LANCE_ASSIGN_OR_RAISE(rep_bytes, SliceChecked(bytes, pos, rep_size, "mini-block repetition levels"));
+      pos = PadTo(pos + rep_size, kMiniBlockAlignment);
+    }
+    if (has_def) {
+      LANCE_ASSIGN_OR_RAISE(def_bytes, SliceChecked(bytes, pos, def_size, "mini-block definition levels"));
+      pos = PadTo(pos + def_size, kMiniBlockAlignment);
+    }
+    std::vector<BufferPtr> buffers;
+    for (uint64_t size : sizes) {
+      LANCE_ASSIGN_OR_RAISE(auto b, SliceChecked(bytes, pos, size, "mini-block value buffer"));
+      buffers.push_back(std::move(b));
+      pos = PadTo(pos + size, kMiniBlockAlignment);
+    }
+    auto chunk_values = DecompressMiniBlock(layout.value_compression(), std::move(buffers), chunk.num_values, pool);
+    if (!chunk_values.ok()) {
+      return chunk_values.status().WithMessage("mini-block chunk ", c, ": ", chunk_values.status().message());
+    }
+    values.push_back(std::move(*chunk_values));
+
+    // The u16 level count wraps for chunks of 65536+ levels; RLE payloads
+    // know their true length.
+    uint64_t num_levels = declared_levels;
+    for (const auto& [enc, lb] : {std::make_pair(has_rep ? &layout.rep_compression() : nullptr, rep_bytes),
+                                  std::make_pair(has_def ? &layout.def_compression() : nullptr, def_bytes)}) {
+      if (!enc) continue;
+      LANCE_ASSIGN_OR_RAISE(auto inferred, InferBlockValueCount(*enc, lb, pool));
+      if (inferred && *inferred != num_levels) {
+        if (*inferred < num_levels || *inferred % 65536 != declared_levels || *inferred > kMaxChunkLevels) {
+          return Corrupt("mini-block chunk ", c, " declares ", declared_levels, " levels but its levels hold ",
+                         *inferred);
+        }
+        num_levels = *inferred;
+      }
+    }
+    if (has_rep) {
+      LANCE_ASSIGN_OR_RAISE(auto levels, DecodeChunkLevels(layout.rep_compression(), rep_bytes, num_levels, pool));
+      rep.insert(rep.end(), levels.begin(), levels.end());
+    }
+    if (has_def) {
+      LANCE_ASSIGN_OR_RAISE(auto levels, DecodeChunkLevels(layout.def_compression(), def_bytes, num_levels, pool));
+      def.insert(def.end(), levels.begin(), levels.end());
+    }
+  }
+  LANCE_ASSIGN_OR_RAISE(out.values, ConcatBlocks(std::move(values), pool));
+  if (out.values.num_values != num_items) {
+    return Corrupt("mini-block page decoded ", out.values.num_values, " items, expected ", num_items);
+  }
+  if (has_dict) {
+    if (layout.num_dictionary_items() > (uint64_t{1} << 28)) {
+      return Corrupt("dictionary of ", layout.num_dictionary_items(), " items");
+    }
+    auto dict = DecompressBlock(layout.dictionary(), page.buffers[2], layout.num_dictionary_items(), pool);
+    if (!dict.ok()) return dict.status().WithMessage("mini-block dictionary: ", dict.status().message());
+    out.dictionary = std::move(*dict);
+  }
+  if (has_rep) out.levels.rep = std::move(rep);
+  if (has_def) out.levels.def = std::move(def);
+  out.levels.num_items = out.values.num_values;
+  LANCE_RETURN_NOT_OK(ValidatePageLevels(out.levels));
+  return out;
+}
+
+}  // namespace lance::file::v2_1
