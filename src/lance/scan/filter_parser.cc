@@ -1,0 +1,110 @@
+// ParseFilter: tokenize, parse, type; errors as `filter "<sql>" at <pos>: <what>`.
+#include "lance/scan/filter_parser.h"
+
+#include <cstdio>
+#include <string>
+#include <unordered_set>
+
+#include <arrow/type.h>
+
+#include "lance/scan/filter_ast.h"
+#include "lance/scan/filter_binder.h"
+
+namespace lance::scan {
+namespace {
+
+namespace cp = arrow::compute;
+
+// The filter as shown in an error: one line, at most ~200 characters.
+std::string Shown(std::string_view sql) {
+  constexpr size_t kMax = 200;
+  std::string out;
+  for (size_t i = 0; i < sql.size() && i < kMax; ++i) {
+    const auto c = static_cast<unsigned char>(sql[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  if (sql.size() > kMax) {
+    // Do not cut a UTF-8 sequence in half.
+    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) {
+      out.pop_back();
+    }
+    if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
+    out += "...";
+  }
+  return out;
+}
+
+// Messages from Arrow can span lines; errors here are one line.
+std::string OneLine(const std::string& message) {
+  std::string out;
+  bool in_break = false;
+  for (char c : message) {
+    if (c == '\n' || c == '\r') {
+      in_break = true;
+      continue;
+    }
+    if (in_break) {
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      out += ' ';
+      in_break = false;
+      if (c == ' ') continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+Status FilterError(std::string_view sql, size_t pos, const std::string& message) {
+  return Status::Invalid("filter \"", Shown(sql), "\" at ", pos, ": ", OneLine(message));
+}
+
+void CollectColumns(const cp::Expression& expr, std::vector<std::string>* out,
+                    std::unordered_set<std::string>* seen) {
+  if (const arrow::FieldRef* ref = expr.field_ref()) {
+    const std::string* name = ref->name();
+    if (!name && ref->nested_refs() && !ref->nested_refs()->empty()) {
+      name = ref->nested_refs()->front().name();
+    }
+    if (name && seen->insert(*name).second) out->push_back(*name);
+    return;
+  }
+  if (const cp::Expression::Call* call = expr.call()) {
+    for (const auto& argument : call->arguments) CollectColumns(argument, out, seen);
+  }
+}
+
+}  // namespace
+
+Result<cp::Expression> ParseFilter(std::string_view sql, const arrow::Schema& schema) {
+  size_t pos = 0;
+  auto tokens = filter::Tokenize(sql, &pos);
+  if (!tokens.ok()) return FilterError(sql, pos, tokens.status().message());
+  if (tokens->size() == 1) return FilterError(sql, tokens->front().pos, "the filter is empty");
+  filter::SyntaxError syntax;
+  filter::NodePtr root = filter::ParseTokens(*tokens, filter::ParseLimits{}, &syntax);
+  if (!root) return FilterError(sql, syntax.pos, syntax.message);
+  auto bound = filter::BindFilter(root.get(), schema, &pos);
+  if (!bound.ok()) return FilterError(sql, pos, bound.status().message());
+  return bound;
+}
+
+std::vector<std::string> FilterColumns(const cp::Expression& expr) {
+  std::vector<std::string> out;
+  std::unordered_set<std::string> seen;
+  CollectColumns(expr, &out, &seen);
+  return out;
+}
+
+}  // namespace lance::scan
