@@ -65,6 +65,9 @@ class FileReader {
   uint64_t num_rows() const { return layout_.num_rows; }
   Result<std::shared_ptr<arrow::Schema>> ArrowSchema() const { return layout_.schema.ToArrow(); }
 
+  /// Reads every row of the named top-level fields (all fields if empty).
+  Result<std::shared_ptr<arrow::Table>> ReadAll(const std::vector<std::string>& columns = {}) const;
+
  private:
   FileReader(std::shared_ptr<arrow::io::RandomAccessFile> file, std::string name, FileLayout layout,
              arrow::MemoryPool* pool);
