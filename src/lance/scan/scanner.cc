@@ -1,0 +1,402 @@
+// Scans, takes and counts over the fragments of one dataset version.
+#include "lance/scanner.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+#include <arrow/api.h>
+#include <arrow/array/builder_primitive.h>
+#include <arrow/compute/api.h>
+#include <arrow/compute/initialize.h>
+
+#include "lance/scan/filter_parser.h"
+#include "lance/scan/fragment_reader.h"
+
+namespace lance {
+namespace {
+
+constexpr const char* kRowIdColumn = "_rowid";
+constexpr const char* kRowAddrColumn = "_rowaddr";
+
+Status EnsureComputeInitialized() {
+  static const Status status = arrow::compute::Initialize();
+  return status;
+}
+
+// Splits "a.b.c" into its parts (back-quoted parts may contain dots).
+std::vector<std::string> SplitPath(const std::string& path) {
+  std::vector<std::string> parts;
+  std::string cur;
+  bool quoted = false;
+  for (char c : path) {
+    if (c == '`') {
+      quoted = !quoted;
+    } else if (c == '.' && !quoted) {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  parts.push_back(cur);
+  return parts;
+}
+
+// A column of the output: a top-level field, or a path inside one.
+struct OutputColumn {
+  std::string name;              // as asked
+  size_t top_level = 0;          // index into the read batch
+  std::vector<std::string> path; // child names below the top level
+};
+
+// Extracts a nested child, folding parent nulls into it as pylance does.
+Result<std::shared_ptr<arrow::Array>> ExtractPath(std::shared_ptr<arrow::Array> array,
+                                                  const std::vector<std::string>& path, const std::string& name) {
+  for (const auto& part : path) {
+    if (array->type_id() != arrow::Type::STRUCT) {
+      return Status::KeyError("column '", name, "': '", part, "' is not inside a struct");
+    }
+    auto st = std::static_pointer_cast<arrow::StructArray>(array);
+    int idx = st->struct_type()->GetFieldIndex(part);
+    if (idx < 0) return Status::KeyError("column '", name, "' does not exist");
+    LANCE_ASSIGN_OR_RAISE(array, st->GetFlattenedField(idx));
+  }
+  return array;
+}
+
+// The scan plan shared by the reader, count and take.
+struct Plan {
+  std::shared_ptr<const Dataset> dataset;
+  ScanOptions options;
+  std::vector<const Field*> read_fields;  // top-level fields to read
+  std::vector<OutputColumn> outputs;
+  std::optional<arrow::compute::Expression> filter;  // bound to the read schema (+ row columns)
+  std::shared_ptr<arrow::Schema> output_schema;
+};
+
+// `count_only`: read just what the filter needs and produce no columns.
+Result<Plan> MakePlan(std::shared_ptr<const Dataset> dataset, ScanOptions options, bool count_only = false) {
+  LANCE_RETURN_NOT_OK(EnsureComputeInitialized());
+  Plan plan;
+  plan.dataset = dataset;
+  const Schema& schema = dataset->manifest().schema;
+  LANCE_ASSIGN_OR_RAISE(auto arrow_schema, dataset->ArrowSchema());
+  std::map<std::string, size_t> read_index;
+  auto need_top = [&](const std::string& top) -> Result<size_t> {
+    auto it = read_index.find(top);
+    if (it != read_index.end()) return it->second;
+    auto f = std::find_if(schema.fields.begin(), schema.fields.end(), [&](const Field& x) { return x.name == top; });
+    if (f == schema.fields.end()) return Status::KeyError("dataset ", dataset->uri(), " has no column '", top, "'");
+    plan.read_fields.push_back(&*f);
+    read_index[top] = plan.read_fields.size() - 1;
+    return plan.read_fields.size() - 1;
+  };
+  std::vector<std::string> names = options.columns;
+  if (names.empty() && !count_only) {
+    for (const auto& f : schema.fields) names.push_back(f.name);
+  }
+  for (const auto& name : names) {
+    auto parts = SplitPath(name);
+    LANCE_ASSIGN_OR_RAISE(size_t top, need_top(parts[0]));
+    plan.outputs.push_back({name, top, std::vector<std::string>(parts.begin() + 1, parts.end())});
+  }
+  if (!options.filter.empty()) {
+    LANCE_ASSIGN_OR_RAISE(auto expr, scan::ParseFilter(options.filter, *arrow_schema));
+    for (const auto& col : scan::FilterColumns(expr)) LANCE_RETURN_NOT_OK(need_top(col).status());
+    plan.filter = expr;
+  }
+  plan.options = std::move(options);
+  // The output schema: projected columns, then the row columns.
+  arrow::FieldVector out_fields;
+  for (const auto& out : plan.outputs) {
+    std::shared_ptr<arrow::Field> f = arrow_schema->GetFieldByName(plan.read_fields[out.top_level]->name);
+    for (const auto& part : out.path) {
+      auto child = f->type()->id() == arrow::Type::STRUCT
+                       ? std::static_pointer_cast<arrow::StructType>(f->type())->GetFieldByName(part)
+                       : nullptr;
+      if (child == nullptr) return Status::KeyError("dataset ", dataset->uri(), " has no column '", out.name, "'");
+      f = child;
+    }
+    out_fields.push_back(out.path.empty() ? f : f->WithName(out.name));
+  }
+  if (plan.options.with_row_id) out_fields.push_back(arrow::field(kRowIdColumn, arrow::uint64(), true));
+  if (plan.options.with_row_address) out_fields.push_back(arrow::field(kRowAddrColumn, arrow::uint64(), true));
+  plan.output_schema = arrow::schema(out_fields);
+  return plan;
+}
+
+Result<std::shared_ptr<arrow::RecordBatch>> ScanFragment(const Plan& plan, const Fragment& fragment) {
+  const Dataset& ds = *plan.dataset;
+  arrow::MemoryPool* pool = plan.options.pool;
+  LANCE_ASSIGN_OR_RAISE(auto batch, scan::ReadFragmentFields(ds, fragment, plan.read_fields, pool));
+  const int64_t rows = batch->num_rows();
+
+  // Row addresses and ids of every physical row.
+  std::shared_ptr<arrow::Array> addr_array, id_array;
+  if (plan.options.with_row_address || plan.options.with_row_id) {
+    arrow::UInt64Builder addrs(pool);
+    LANCE_RETURN_NOT_OK(addrs.Reserve(rows));
+    for (int64_t i = 0; i < rows; ++i) addrs.UnsafeAppend((fragment.id << 32) | static_cast<uint64_t>(i));
+    LANCE_RETURN_NOT_OK(addrs.Finish(&addr_array));
+    id_array = addr_array;
+    if (plan.options.with_row_id && ds.manifest().UsesStableRowIds()) {
+      LANCE_ASSIGN_OR_RAISE(auto ids, ds.RowIds(fragment));
+      arrow::UInt64Builder b(pool);
+      LANCE_RETURN_NOT_OK(b.AppendValues(ids));
+      LANCE_RETURN_NOT_OK(b.Finish(&id_array));
+    }
+  }
+
+  // Keep mask: not deleted, and the filter is true.
+  LANCE_ASSIGN_OR_RAISE(auto deleted, ds.DeletedRows(fragment));
+  std::shared_ptr<arrow::Array> keep;
+  {
+    arrow::BooleanBuilder b(pool);
+    LANCE_RETURN_NOT_OK(b.Reserve(rows));
+    size_t d = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      bool is_deleted = d < deleted.size() && deleted[d] == static_cast<uint32_t>(i);
+      if (is_deleted) ++d;
+      b.UnsafeAppend(!is_deleted);
+    }
+    LANCE_RETURN_NOT_OK(b.Finish(&keep));
+  }
+  if (plan.filter) {
+    LANCE_ASSIGN_OR_RAISE(auto bound, plan.filter->Bind(*batch->schema()));
+    LANCE_ASSIGN_OR_RAISE(auto input, arrow::compute::MakeExecBatch(*batch->schema(), batch));
+    LANCE_ASSIGN_OR_RAISE(auto result, arrow::compute::ExecuteScalarExpression(bound, input));
+    std::shared_ptr<arrow::Array> mask;
+    if (result.is_scalar()) {
+      LANCE_ASSIGN_OR_RAISE(mask, arrow::MakeArrayFromScalar(*result.scalar(), rows, pool));
+    } else {
+      mask = result.make_array();
+    }
+    // Null counts as false: and_kleene(null, x) is null, so fill nulls first.
+    LANCE_ASSIGN_OR_RAISE(auto filled, arrow::compute::CallFunction("coalesce", {mask, arrow::Datum(false)}));
+    LANCE_ASSIGN_OR_RAISE(auto both, arrow::compute::And(keep, filled));
+    keep = both.make_array();
+  }
+
+  // Output columns.
+  arrow::ArrayVector columns;
+  for (const auto& out : plan.outputs) {
+    LANCE_ASSIGN_OR_RAISE(auto col, ExtractPath(batch->column(static_cast<int>(out.top_level)), out.path, out.name));
+    columns.push_back(col);
+  }
+  if (plan.options.with_row_id) columns.push_back(id_array);
+  if (plan.options.with_row_address) columns.push_back(addr_array);
+  auto full = arrow::RecordBatch::Make(plan.output_schema, rows, columns);
+  LANCE_ASSIGN_OR_RAISE(auto filtered, arrow::compute::Filter(full, keep));
+  return filtered.record_batch();
+}
+
+// Streams fragments one at a time, applying offset and limit across them.
+class ScanReader : public arrow::RecordBatchReader {
+ public:
+  explicit ScanReader(Plan plan) : plan_(std::move(plan)) {
+    remaining_offset_ = std::max<int64_t>(plan_.options.offset, 0);
+    remaining_limit_ = plan_.options.limit;
+  }
+  std::shared_ptr<arrow::Schema> schema() const override { return plan_.output_schema; }
+
+  Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
+    while (true) {
+      if (remaining_limit_ && *remaining_limit_ <= 0) {
+        *out = nullptr;
+        return Status::OK();
+      }
+      if (pending_ && pending_pos_ < pending_->num_rows()) {
+        int64_t n = std::min(plan_.options.batch_size, pending_->num_rows() - pending_pos_);
+        if (remaining_limit_) n = std::min(n, *remaining_limit_);
+        *out = pending_->Slice(pending_pos_, n);
+        pending_pos_ += n;
+        if (remaining_limit_) *remaining_limit_ -= n;
+        return Status::OK();
+      }
+      const auto& fragments = plan_.dataset->manifest().fragments;
+      if (next_fragment_ >= fragments.size()) {
+        *out = nullptr;
+        return Status::OK();
+      }
+      LANCE_ASSIGN_OR_RAISE(pending_, ScanFragment(plan_, fragments[next_fragment_++]));
+      pending_pos_ = std::min(remaining_offset_, pending_->num_rows());
+      remaining_offset_ -= pending_pos_;
+    }
+  }
+
+ private:
+  Plan plan_;
+  size_t next_fragment_ = 0;
+  std::shared_ptr<arrow::RecordBatch> pending_;
+  int64_t pending_pos_ = 0;
+  int64_t remaining_offset_ = 0;
+  std::optional<int64_t> remaining_limit_;
+};
+
+// Rows of the dataset's fragments at (fragment index, physical offset), in
+// the order given.
+Result<std::shared_ptr<arrow::Table>> TakeAddresses(const Plan& plan,
+                                                    const std::vector<std::pair<size_t, uint32_t>>& where) {
+  const auto& fragments = plan.dataset->manifest().fragments;
+  std::map<size_t, std::vector<size_t>> by_fragment;  // fragment -> positions in `where`
+  for (size_t i = 0; i < where.size(); ++i) by_fragment[where[i].first].push_back(i);
+  std::vector<std::shared_ptr<arrow::RecordBatch>> pieces;
+  std::vector<int64_t> position_of(where.size());
+  int64_t produced = 0;
+  for (const auto& [frag_index, positions] : by_fragment) {
+    const Fragment& fragment = fragments[frag_index];
+    LANCE_ASSIGN_OR_RAISE(auto batch, scan::ReadFragmentFields(*plan.dataset, fragment, plan.read_fields,
+                                                                plan.options.pool));
+    arrow::ArrayVector columns;
+    for (const auto& out : plan.outputs) {
+      LANCE_ASSIGN_OR_RAISE(auto col,
+                            ExtractPath(batch->column(static_cast<int>(out.top_level)), out.path, out.name));
+      columns.push_back(col);
+    }
+    auto full = arrow::RecordBatch::Make(plan.output_schema, batch->num_rows(), columns);
+    arrow::UInt32Builder idx(plan.options.pool);
+    for (size_t p : positions) {
+      LANCE_RETURN_NOT_OK(idx.Append(where[p].second));
+      position_of[p] = produced++;
+    }
+    std::shared_ptr<arrow::Array> indices;
+    LANCE_RETURN_NOT_OK(idx.Finish(&indices));
+    LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(full, indices));
+    pieces.push_back(taken.record_batch());
+  }
+  LANCE_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(plan.output_schema, pieces));
+  // Back to the order asked.
+  arrow::Int64Builder order(plan.options.pool);
+  LANCE_RETURN_NOT_OK(order.AppendValues(position_of));
+  std::shared_ptr<arrow::Array> order_array;
+  LANCE_RETURN_NOT_OK(order.Finish(&order_array));
+  LANCE_ASSIGN_OR_RAISE(auto reordered, arrow::compute::Take(table, order_array));
+  return reordered.table();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> ScanBuilder::ToReader() const {
+  LANCE_ASSIGN_OR_RAISE(auto plan, MakePlan(dataset_, options_));
+  if (plan.options.batch_size <= 0) return Status::Invalid("batch size must be positive");
+  return std::make_shared<ScanReader>(std::move(plan));
+}
+
+Result<std::shared_ptr<arrow::Table>> ScanBuilder::ToTable() const {
+  LANCE_ASSIGN_OR_RAISE(auto reader, ToReader());
+  return reader->ToTable();
+}
+
+Result<int64_t> ScanBuilder::CountRows() const {
+  if (options_.filter.empty()) {
+    // From metadata alone.
+    int64_t total = 0;
+    for (const auto& fragment : dataset_->manifest().fragments) {
+      LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset_->PhysicalRows(fragment));
+      LANCE_ASSIGN_OR_RAISE(uint64_t deleted, dataset_->NumDeletedRows(fragment));
+      total += static_cast<int64_t>(physical - std::min(physical, deleted));
+    }
+    total = std::max<int64_t>(total - std::max<int64_t>(options_.offset, 0), 0);
+    return options_.limit ? std::min(total, *options_.limit) : total;
+  }
+  ScanOptions counting = options_;
+  counting.columns.clear();
+  counting.with_row_id = counting.with_row_address = false;
+  LANCE_ASSIGN_OR_RAISE(auto plan, MakePlan(dataset_, counting, /*count_only=*/true));
+  ScanReader reader(std::move(plan));
+  int64_t total = 0;
+  std::shared_ptr<arrow::RecordBatch> batch;
+  while (true) {
+    LANCE_RETURN_NOT_OK(reader.ReadNext(&batch));
+    if (!batch) break;
+    total += batch->num_rows();
+  }
+  return total;
+}
+
+Result<std::shared_ptr<arrow::Table>> Take(const std::shared_ptr<const Dataset>& dataset,
+                                           const std::vector<uint64_t>& indices,
+                                           const std::vector<std::string>& columns) {
+  ScanOptions options;
+  options.columns = columns;
+  LANCE_ASSIGN_OR_RAISE(auto plan, MakePlan(dataset, options));
+  const auto& fragments = dataset->manifest().fragments;
+  // Live rows per fragment, and the deleted offsets of those we touch.
+  std::vector<uint64_t> live_start(fragments.size() + 1, 0);
+  for (size_t i = 0; i < fragments.size(); ++i) {
+    LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset->PhysicalRows(fragments[i]));
+    LANCE_ASSIGN_OR_RAISE(uint64_t deleted, dataset->NumDeletedRows(fragments[i]));
+    live_start[i + 1] = live_start[i] + physical - std::min(physical, deleted);
+  }
+  std::unordered_map<size_t, std::vector<uint32_t>> deleted_of;
+  std::vector<std::pair<size_t, uint32_t>> where;
+  where.reserve(indices.size());
+  for (uint64_t index : indices) {
+    if (index >= live_start.back()) {
+      return Status::IndexError("take: index ", index, " is out of range for dataset ", dataset->uri(), " with ",
+                                live_start.back(), " rows");
+    }
+    size_t f = static_cast<size_t>(std::upper_bound(live_start.begin(), live_start.end(), index) -
+                                   live_start.begin() - 1);
+    uint64_t live_offset = index - live_start[f];
+    auto it = deleted_of.find(f);
+    if (it == deleted_of.end()) {
+      LANCE_ASSIGN_OR_RAISE(auto del, dataset->DeletedRows(fragments[f]));
+      it = deleted_of.emplace(f, std::move(del)).first;
+    }
+    // The live_offset-th row not in the deleted list.
+    const auto& del = it->second;
+    uint64_t lo = live_offset, hi = live_offset + del.size();
+    while (lo < hi) {  // smallest p with p - (#deleted <= p) == live_offset and p not deleted
+      uint64_t mid = lo + (hi - lo) / 2;
+      uint64_t deleted_upto = std::upper_bound(del.begin(), del.end(), mid) - del.begin();
+      if (mid - deleted_upto + 1 <= live_offset) lo = mid + 1; else hi = mid;
+    }
+    where.emplace_back(f, static_cast<uint32_t>(lo));
+  }
+  return TakeAddresses(plan, where);
+}
+
+Result<std::shared_ptr<arrow::Table>> TakeRows(const std::shared_ptr<const Dataset>& dataset,
+                                               const std::vector<uint64_t>& row_ids,
+                                               const std::vector<std::string>& columns) {
+  ScanOptions options;
+  options.columns = columns;
+  LANCE_ASSIGN_OR_RAISE(auto plan, MakePlan(dataset, options));
+  const auto& fragments = dataset->manifest().fragments;
+  std::unordered_map<uint64_t, size_t> index_of_fragment;
+  for (size_t i = 0; i < fragments.size(); ++i) index_of_fragment[fragments[i].id] = i;
+  std::vector<std::pair<size_t, uint32_t>> where;
+  if (dataset->manifest().UsesStableRowIds()) {
+    // The row-id index: stable id -> address, over live rows.
+    std::unordered_map<uint64_t, std::pair<size_t, uint32_t>> index;
+    for (size_t i = 0; i < fragments.size(); ++i) {
+      LANCE_ASSIGN_OR_RAISE(auto ids, dataset->RowIds(fragments[i]));
+      LANCE_ASSIGN_OR_RAISE(auto del, dataset->DeletedRows(fragments[i]));
+      size_t d = 0;
+      for (size_t off = 0; off < ids.size(); ++off) {
+        if (d < del.size() && del[d] == off) { ++d; continue; }
+        index[ids[off]] = {i, static_cast<uint32_t>(off)};
+      }
+    }
+    for (uint64_t id : row_ids) {
+      auto it = index.find(id);
+      if (it == index.end()) return Status::KeyError("take: row id ", id, " is not in dataset ", dataset->uri());
+      where.push_back(it->second);
+    }
+  } else {
+    for (uint64_t addr : row_ids) {
+      auto it = index_of_fragment.find(addr >> 32);
+      if (it == index_of_fragment.end()) {
+        return Status::KeyError("take: row address ", addr, " names fragment ", addr >> 32, ", not in dataset ",
+                                dataset->uri());
+      }
+      where.emplace_back(it->second, static_cast<uint32_t>(addr & 0xFFFFFFFFu));
+    }
+  }
+  return TakeAddresses(plan, where);
+}
+
+}  // namespace lance
