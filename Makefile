@@ -3,6 +3,7 @@
 #   make demo       build if needed, make a sample dataset and inspect it
 #   make test       every test: GoogleTest through ctest, then the pytest interop suite
 #   make test-asan  the same suite built with ASan+UBSan
+#   make bench      read benchmarks, lance-cpp beside pylance (BENCH_ARGS="--rows N")
 JOBS ?= $(shell nproc)
 VENV := .venv
 PY := $(CURDIR)/$(VENV)/bin/python
@@ -10,7 +11,7 @@ BUILD ?= build
 ASAN_BUILD := build-asan
 CMAKE_FLAGS := -G Ninja -DLANCE_PYTHON=$(PY)
 
-.PHONY: all deps build demo test unit interop test-asan clean
+.PHONY: all deps build demo test unit interop test-asan bench clean
 
 all: build
 
@@ -42,6 +43,9 @@ test-asan: deps $(ASAN_BUILD)/build.ninja
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 ctest --output-on-failure -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 LANCE_CPP_BIN=$(CURDIR)/$(ASAN_BUILD)/bin/lance-cpp \
 	  $(PY) -m pytest -q tests/interop
+
+bench: build
+	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

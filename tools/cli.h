@@ -44,6 +44,9 @@ std::string FormatTimestamp(int64_t nanos);
 int RunInspect(const std::vector<std::string>& argv);
 int RunVersions(const std::vector<std::string>& argv);
 int RunFile(const std::vector<std::string>& argv);
+int RunScan(const std::vector<std::string>& argv);
+int RunTake(const std::vector<std::string>& argv);
+int RunCount(const std::vector<std::string>& argv);
 
 /// Prints "error: ..." for a failed Status and returns kExitError.
 int ReportError(const Status& status);

@@ -5,13 +5,14 @@
 
 #include "cli.h"
 #include "lance/file_reader.h"
+#include "table_output.h"
 
 namespace lance::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
 constexpr const char* kFileUsage =
-    "lance-cpp file inspect IN.lance [--json]";
+    "lance-cpp file inspect IN.lance [--json] | file read IN.lance [--out FILE] [--format csv|json|table]";
 
 // The short name of an encoding's type URL ("/lance.encodings21.PageLayout" -> "PageLayout").
 std::string ShortTypeName(const std::string& url) {
@@ -97,12 +98,27 @@ int RunFileInspect(const std::vector<std::string>& argv) {
   return kExitOk;
 }
 
+int RunFileRead(const std::vector<std::string>& argv) {
+  Args args;
+  if (auto err = ParseArgs(argv, {"--out", "--format"}, {}, &args)) return ReportUsage(err->message, kFileUsage);
+  if (args.positional.size() != 1) return ReportUsage("file read takes exactly one file", kFileUsage);
+  const std::string format = args.Get("--format", "table");
+  if (format != "table" && format != "csv" && format != "json") return ReportUsage("bad --format " + format, kFileUsage);
+  auto reader = FileReader::Open(args.positional[0]);
+  if (!reader.ok()) return ReportError(reader.status());
+  auto table = (*reader)->ReadAll();
+  if (!table.ok()) return ReportError(table.status());
+  Status st = EmitResult(std::make_shared<arrow::TableBatchReader>(*table), format, args.Get("--out"));
+  return st.ok() ? kExitOk : ReportError(st);
+}
+
 }  // namespace
 
 int RunFile(const std::vector<std::string>& argv) {
   if (argv.empty()) return ReportUsage("file needs a subcommand", kFileUsage);
   std::vector<std::string> rest(argv.begin() + 1, argv.end());
   if (argv[0] == "inspect") return RunFileInspect(rest);
+  if (argv[0] == "read") return RunFileRead(rest);
   return ReportUsage("unknown file subcommand '" + argv[0] + "'", kFileUsage);
 }
 

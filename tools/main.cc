@@ -12,7 +12,12 @@ constexpr const char* kUsage =
     "commands:\n"
     "  inspect URI [--version V] [--json]   versions, schema, fragments, flags, indices\n"
     "  versions URI                         one line per version: number timestamp operation\n"
-    "  file inspect IN.lance [--json]       footer version, columns, pages, encodings, global buffers\n";
+    "  scan URI [--columns a,b.c] [--filter PRED] [--limit N] [--offset N] [--with-row-id]\n"
+    "       [--with-row-address] [--version V] [--out FILE] [--format csv|json|table]\n"
+    "  take URI (--indices I,J,... | --row-ids R,...) [--columns ...] [--out FILE]\n"
+    "  count URI [--version V] [--filter PRED]\n"
+    "  file inspect IN.lance [--json]       footer version, columns, pages, encodings, global buffers\n"
+    "  file read IN.lance [--out FILE] [--format csv|json|table]\n";
 
 }  // namespace
 
@@ -28,5 +33,8 @@ int main(int argc, char** argv) {
   if (cmd == "inspect") return lance::cli::RunInspect(args);
   if (cmd == "versions") return lance::cli::RunVersions(args);
   if (cmd == "file") return lance::cli::RunFile(args);
+  if (cmd == "scan") return lance::cli::RunScan(args);
+  if (cmd == "take") return lance::cli::RunTake(args);
+  if (cmd == "count") return lance::cli::RunCount(args);
   return lance::cli::ReportUsage("unknown command '" + cmd + "'", kUsage);
 }
