@@ -1,4 +1,5 @@
 #include "lance/file/container.h"
+#include "lance/util/protobuf.h"
 
 #include <cstring>
 
@@ -29,7 +30,7 @@ Status DecodeEncoding(const pb::file2::Encoding& enc, const std::string& name, c
   switch (enc.location_case()) {
     case pb::file2::Encoding::kDirect: {
       google::protobuf::Any any;
-      if (!any.ParseFromString(enc.direct().encoding())) {
+      if (!util::ParseMessage(enc.direct().encoding(), &any)) {
         return Status::Invalid("corrupt lance file ", name, ": ", what, " encoding is not a valid Any message");
       }
       *type_url = any.type_url();
@@ -135,7 +136,7 @@ Result<FileLayout> ParseLayout(const Footer& footer, std::string_view tail, uint
   LANCE_ASSIGN_OR_RAISE(auto descriptor_bytes,
                         slice(layout.global_buffers[0].position, layout.global_buffers[0].size, "schema"));
   pb::file::FileDescriptor descriptor;
-  if (!descriptor.ParseFromArray(descriptor_bytes.data(), static_cast<int>(descriptor_bytes.size()))) {
+  if (!util::ParseMessage(descriptor_bytes, &descriptor)) {
     return Status::Invalid("corrupt lance file ", name, ": the schema (global buffer 0) is not a valid protobuf message");
   }
   layout.num_rows = descriptor.length();
@@ -151,7 +152,7 @@ Result<FileLayout> ParseLayout(const Footer& footer, std::string_view tail, uint
     const std::string what = "column " + std::to_string(c);
     LANCE_ASSIGN_OR_RAISE(auto bytes, slice(pos, len, what.c_str()));
     pb::file2::ColumnMetadata meta;
-    if (!meta.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    if (!util::ParseMessage(bytes, &meta)) {
       return Status::Invalid("corrupt lance file ", name, ": metadata of ", what, " is not a valid protobuf message");
     }
     ColumnInfo col;

@@ -1,4 +1,5 @@
 #include "lance/file/legacy_metadata.h"
+#include "lance/util/protobuf.h"
 
 #include <cstring>
 
@@ -31,7 +32,7 @@ Result<LegacyFileMetadata> ParseLegacyMetadata(std::string_view message, const s
     return Status::Invalid("corrupt lance file ", path, ": metadata length ", len, " runs past the footer");
   }
   pb::file::Metadata proto;
-  if (!proto.ParseFromArray(message.data() + 4, static_cast<int>(len))) {
+  if (!util::ParseMessage(message.substr(4, len), &proto)) {
     return Status::Invalid("corrupt lance file ", path, ": metadata is not a valid protobuf message");
   }
   LegacyFileMetadata out;

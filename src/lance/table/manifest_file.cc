@@ -1,4 +1,5 @@
 #include "lance/table/manifest_file.h"
+#include "lance/util/protobuf.h"
 
 #include <cstring>
 
@@ -59,7 +60,7 @@ Result<ManifestFile> ParseManifestFile(std::string_view bytes, const std::string
                            len, " but must end at the footer (expected ", body - pos - 4, ")");
   }
   pb::table::Manifest proto;
-  if (!proto.ParseFromArray(bytes.data() + pos + 4, static_cast<int>(len))) {
+  if (!util::ParseMessage(bytes.substr(pos + 4, len), &proto)) {
     return Status::Invalid("corrupt manifest ", path, ": the manifest is not a valid protobuf message");
   }
   if (check != FlagCheck::kNone) {
@@ -77,7 +78,7 @@ Result<ManifestFile> ParseManifestFile(std::string_view bytes, const std::string
     LANCE_ASSIGN_OR_RAISE(auto msg, MessageAt(bytes, *out.manifest.index_section,
                                               static_cast<uint64_t>(pos), path, "index section"));
     pb::table::IndexSection section;
-    if (!section.ParseFromArray(msg.data(), static_cast<int>(msg.size()))) {
+    if (!util::ParseMessage(msg, &section)) {
       return Status::Invalid("corrupt manifest ", path, ": the index section is not a valid protobuf message");
     }
     for (const auto& pi : section.indices()) {

@@ -1,4 +1,5 @@
 #include "lance/table/row_id_sequence.h"
+#include "lance/util/protobuf.h"
 
 #include <algorithm>
 #include <bit>
@@ -222,7 +223,7 @@ Status ParseMessage(std::string_view bytes, const std::string& what, const char*
   if (bytes.size() > static_cast<size_t>(INT_MAX)) {
     return Status::Invalid(what, ": ", type, " of ", bytes.size(), " bytes is too large");
   }
-  if (!out->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  if (!util::ParseMessage(bytes, out)) {
     return Status::Invalid(what, ": malformed ", type, " protobuf (", bytes.size(), " bytes)");
   }
   return Status::OK();

@@ -1,4 +1,5 @@
 #include "lance/txn/transaction.h"
+#include "lance/util/protobuf.h"
 
 #include "lance/transaction.pb.h"
 
@@ -32,7 +33,7 @@ const char* OperationName(pb::table::Transaction::OperationCase op) {
 
 Result<TransactionSummary> ParseTransaction(std::string_view bytes, const std::string& what) {
   pb::table::Transaction proto;
-  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  if (!util::ParseMessage(bytes, &proto)) {
     return Status::Invalid("corrupt transaction ", what, ": not a valid Transaction protobuf message");
   }
   TransactionSummary out;

@@ -1,4 +1,5 @@
 #include "lance/file/legacy/legacy_reader.h"
+#include "lance/util/protobuf.h"
 
 #include <algorithm>
 #include <cstring>
@@ -254,7 +255,7 @@ Result<std::unique_ptr<LegacyFileReader>> LegacyFileReader::Open(std::shared_ptr
       }
       LANCE_ASSIGN_OR_RAISE(auto body, io(r->file_->ReadAt(mpos + 4, len), "manifest"));
       pb::table::Manifest proto;
-      if (body->size() != len || !proto.ParseFromArray(body->data(), static_cast<int>(len))) {
+      if (body->size() != len || !util::ParseMessage(std::string_view(reinterpret_cast<const char*>(body->data()), static_cast<size_t>(len)), &proto)) {
         return Status::Invalid("corrupt lance file ", nm, ": the embedded manifest is not a valid protobuf message");
       }
       return SchemaFromProtoFields(proto.fields(), proto.schema_metadata(), "lance file " + nm);

@@ -16,6 +16,7 @@
 //    binary of one width, Fsst{binary, symbol_table}, Constant{value},
 //    Bitpacked and BitpackedForNonNeg.
 #include "lance/file/v2_0/array_decoder.h"
+#include "lance/util/protobuf.h"
 
 #include <algorithm>
 #include <bit>
@@ -778,7 +779,7 @@ Result<enc::ArrayEncoding> ParsePageEncoding(const PageData& page) {
     return Status::Invalid("page encoding has type '", url, "', expected '/", kName, "'");
   }
   enc::ArrayEncoding encoding;
-  if (!encoding.ParseFromString(page.encoding)) {
+  if (!util::ParseMessage(page.encoding, &encoding)) {
     return Status::Invalid("page encoding is not a valid ArrayEncoding message");
   }
   return encoding;

@@ -13,6 +13,7 @@
 //  * A blob column (ColumnEncoding.blob) holds packed {position, size}
 //    descriptions of values stored at absolute file positions.
 #include "lance/file/v2_0/field_decoder.h"
+#include "lance/util/protobuf.h"
 
 #include <cctype>
 #include <cstring>
@@ -128,7 +129,7 @@ Result<ColumnKind> GetColumnKind(const ColumnData& column) {
     return Status::Invalid("column encoding has type '", url, "', expected '/", kName, "'");
   }
   enc::ColumnEncoding encoding;
-  if (!encoding.ParseFromString(column.encoding)) {
+  if (!util::ParseMessage(column.encoding, &encoding)) {
     return Status::Invalid("column encoding is not a valid ColumnEncoding message");
   }
   switch (encoding.column_encoding_case()) {

@@ -1,4 +1,5 @@
 #include "lance/file/v2_1/field_decoder.h"
+#include "lance/util/protobuf.h"
 
 #include <algorithm>
 #include <cctype>
@@ -113,7 +114,7 @@ class Assembler {
       return Status::NotImplemented("column encoding '", column.encoding_type_url, "'");
     }
     lance::pb::encodings20::ColumnEncoding encoding;
-    if (!encoding.ParseFromString(column.encoding)) return Corrupt("the column encoding protobuf does not parse");
+    if (!util::ParseMessage(column.encoding, &encoding)) return Corrupt("the column encoding protobuf does not parse");
     switch (encoding.column_encoding_case()) {
       case lance::pb::encodings20::ColumnEncoding::kValues:
       case lance::pb::encodings20::ColumnEncoding::kBlob:

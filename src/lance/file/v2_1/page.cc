@@ -1,4 +1,5 @@
 #include "lance/file/v2_1/page.h"
+#include "lance/util/protobuf.h"
 
 #include <cstring>
 
@@ -40,7 +41,7 @@ Result<DecodedPage> DecodePage(const PageData& page, const PageContext& ctx) {
     return Status::NotImplemented("page encoding '", page.encoding_type_url, "' is not a 2.1+ page layout");
   }
   pb21::PageLayout layout;
-  if (!layout.ParseFromString(page.encoding)) return Corrupt("the page layout protobuf does not parse");
+  if (!util::ParseMessage(page.encoding, &layout)) return Corrupt("the page layout protobuf does not parse");
   switch (layout.layout_case()) {
     case pb21::PageLayout::kMiniBlockLayout:
       return DecodeMiniBlockPage(layout.mini_block_layout(), page, ctx);
