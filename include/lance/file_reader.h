@@ -68,6 +68,26 @@ class FileReader {
   /// Reads every row of the named top-level fields (all fields if empty).
   Result<std::shared_ptr<arrow::Table>> ReadAll(const std::vector<std::string>& columns = {}) const;
 
+  /// Rows [offset, offset + count). For 2.1+ files only the pages holding
+  /// those rows are read and decoded (pages are independent there); 2.0
+  /// files, whose list pages do not align with rows, decode whole fields.
+  Result<std::shared_ptr<arrow::Table>> ReadRange(const std::vector<std::string>& columns, uint64_t offset,
+                                                  uint64_t count) const;
+
+  /// Rows at `offsets` (ascending; repeats allowed), in that order, reading
+  /// only the pages that hold them in 2.1+ files.
+  Result<std::shared_ptr<arrow::Table>> Take(const std::vector<std::string>& columns,
+                                             const std::vector<uint64_t>& offsets) const;
+
+  /// Whether ReadRange/Take read only the pages they need (file version 2.1+).
+  bool ReadsPagesSelectively() const;
+
+  /// Row boundaries 0 = b0 < b1 < ... = num_rows that cut the named fields
+  /// only between pages, each window holding at least `target_rows` rows
+  /// (but the last): reading window by window decodes every page once.
+  /// 2.0 files give the single window [0, num_rows).
+  Result<std::vector<uint64_t>> ReadWindows(const std::vector<std::string>& columns, uint64_t target_rows) const;
+
  private:
   FileReader(std::shared_ptr<arrow::io::RandomAccessFile> file, std::string name, FileLayout layout,
              arrow::MemoryPool* pool);

@@ -1,6 +1,11 @@
-// FileReader::ReadAll: decodes whole top-level fields with the decoder of the
-// file's version.
-#include <arrow/table.h>
+// Reading rows of a file: whole fields, row ranges and takes, through the
+// decoder of the file's version. In 2.1+ files every page of a column is an
+// independent unit covering a run of rows, so a range or a take decodes only
+// the pages that hold its rows.
+#include <algorithm>
+
+#include <arrow/api.h>
+#include <arrow/compute/api.h>
 
 #include "lance/file/container.h"
 #include "lance/file/v2_0/field_decoder.h"
@@ -9,92 +14,286 @@
 #include "lance/file_reader.h"
 
 namespace lance {
+namespace {
 
-Result<std::shared_ptr<arrow::Table>> FileReader::ReadAll(const std::vector<std::string>& columns) const {
-  LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
+struct FieldColumns {
+  size_t first = 0;
+  size_t count = 0;
+};
+
+// A column described from its metadata alone (no buffers loaded).
+file::ColumnData Describe(const ColumnInfo& c) {
+  file::ColumnData d;
+  d.encoding_type_url = c.encoding_type_url;
+  d.encoding = c.encoding;
+  for (const auto& p : c.pages) {
+    file::PageData pd;
+    pd.length = p.length;
+    pd.priority = p.priority;
+    pd.encoding_type_url = p.encoding_type_url;
+    pd.encoding = p.encoding;
+    d.pages.push_back(std::move(pd));
+  }
+  return d;
+}
+
+// The columns each top-level field occupies.
+Result<std::vector<FieldColumns>> MapColumns(const FileLayout& layout, file::FileVersion version,
+                                             const std::string& name) {
   const bool v20 = version == file::FileVersion::kV2_0;
   // 2.0 files written before pylance 0.16 stored strings as two columns,
-  // which only the page encodings reveal; describe every column (without
-  // loading buffers) so the 2.0 decoder can tell.
+  // which only the page encodings reveal.
   std::vector<file::ColumnData> described;
   if (v20) {
-    for (const auto& c : layout_.columns) {
-      file::ColumnData d;
-      d.encoding_type_url = c.encoding_type_url;
-      d.encoding = c.encoding;
-      for (const auto& p : c.pages) {
-        file::PageData pd;
-        pd.length = p.length;
-        pd.priority = p.priority;
-        pd.encoding_type_url = p.encoding_type_url;
-        pd.encoding = p.encoding;
-        d.pages.push_back(std::move(pd));
-      }
-      described.push_back(std::move(d));
-    }
+    for (const auto& c : layout.columns) described.push_back(Describe(c));
   }
-
-  // Column ranges of the top-level fields, in schema order.
-  std::vector<size_t> first_column;
+  std::vector<FieldColumns> out;
   size_t next = 0;
-  for (const auto& f : layout_.schema.fields) {
-    first_column.push_back(next);
+  for (const auto& f : layout.schema.fields) {
+    FieldColumns fc;
+    fc.first = next;
     if (v20) {
       std::span<const file::ColumnData> rest;
       if (next < described.size()) rest = std::span<const file::ColumnData>(described).subspan(next);
-      next += static_cast<size_t>(file::v2_0::NumColumns(f, rest));
+      fc.count = static_cast<size_t>(file::v2_0::NumColumns(f, rest));
     } else {
-      next += static_cast<size_t>(file::v2_1::NumColumns(f));
+      fc.count = static_cast<size_t>(file::v2_1::NumColumns(f));
     }
+    next += fc.count;
+    out.push_back(fc);
   }
-  if (next != layout_.columns.size()) {
-    return Status::Invalid("corrupt lance file ", name_, ": the schema needs ", next, " columns but the file has ",
-                           layout_.columns.size());
+  if (next != layout.columns.size()) {
+    return Status::Invalid("corrupt lance file ", name, ": the schema needs ", next, " columns but the file has ",
+                           layout.columns.size());
   }
+  return out;
+}
 
+Result<std::vector<size_t>> FieldIndexes(const FileLayout& layout, const std::vector<std::string>& columns,
+                                         const std::string& name) {
   std::vector<size_t> wanted;
   if (columns.empty()) {
-    for (size_t i = 0; i < layout_.schema.fields.size(); ++i) wanted.push_back(i);
-  } else {
-    for (const auto& name : columns) {
-      size_t i = 0;
-      while (i < layout_.schema.fields.size() && layout_.schema.fields[i].name != name) ++i;
-      if (i == layout_.schema.fields.size()) return Status::KeyError("lance file ", name_, " has no field '", name, "'");
-      wanted.push_back(i);
+    for (size_t i = 0; i < layout.schema.fields.size(); ++i) wanted.push_back(i);
+    return wanted;
+  }
+  for (const auto& col : columns) {
+    size_t i = 0;
+    while (i < layout.schema.fields.size() && layout.schema.fields[i].name != col) ++i;
+    if (i == layout.schema.fields.size()) return Status::KeyError("lance file ", name, " has no field '", col, "'");
+    wanted.push_back(i);
+  }
+  return wanted;
+}
+
+// The first row of each page of a column, plus the end.
+std::vector<uint64_t> PageStarts(const ColumnInfo& c) {
+  std::vector<uint64_t> starts{0};
+  for (const auto& p : c.pages) starts.push_back(starts.back() + p.length);
+  return starts;
+}
+
+}  // namespace
+
+// Everything one read needs, bound to this reader.
+struct FileReadContext {
+  const FileLayout& layout;
+  arrow::io::RandomAccessFile& file;
+  const std::string& name;
+  arrow::MemoryPool* pool;
+  file::FileVersion version;
+  std::vector<FieldColumns> fields;
+
+  Result<std::shared_ptr<arrow::Buffer>> ReadBlob(uint64_t position, uint64_t size) const {
+    if (position > layout.file_size || size > layout.file_size - position) {
+      return Status::Invalid("corrupt lance file ", name, ": blob [", position, ", +", size,
+                             ") lies outside the file");
+    }
+    return file.ReadAt(static_cast<int64_t>(position), static_cast<int64_t>(size));
+  }
+
+  // Decodes `rows` rows of field `i` from `columns` (pages already chosen).
+  Result<std::shared_ptr<arrow::Array>> Decode(size_t i, const std::vector<ColumnInfo>& columns,
+                                               uint64_t rows) const {
+    std::vector<file::ColumnData> data;
+    for (const auto& c : columns) {
+      LANCE_ASSIGN_OR_RAISE(auto col, file::LoadColumn(file, c, layout.file_size, name));
+      data.push_back(std::move(col));
+    }
+    auto blob = [this](uint64_t position, uint64_t size) { return ReadBlob(position, size); };
+    const Field& field = layout.schema.fields[i];
+    if (version == file::FileVersion::kV2_0) return file::v2_0::DecodeField(field, data, rows, pool, blob);
+    return file::v2_1::DecodeField(field, data, rows, version, pool, blob);
+  }
+
+  Result<std::shared_ptr<arrow::Array>> DecodeAll(size_t i) const {
+    const FieldColumns& fc = fields[i];
+    std::vector<ColumnInfo> columns(layout.columns.begin() + fc.first, layout.columns.begin() + fc.first + fc.count);
+    return Decode(i, columns, layout.num_rows);
+  }
+
+  // The smallest window [lo, hi) containing [start, end) whose edges are page
+  // boundaries of every column of field `i`, so each column decodes the same
+  // rows from whole pages.
+  Result<std::pair<uint64_t, uint64_t>> Window(size_t i, uint64_t start, uint64_t end) const {
+    const FieldColumns& fc = fields[i];
+    uint64_t lo = start, hi = end;
+    while (true) {
+      uint64_t new_lo = lo, new_hi = hi;
+      for (size_t c = fc.first; c < fc.first + fc.count; ++c) {
+        auto starts = PageStarts(layout.columns[c]);
+        // Some layouts (e.g. fixed-size lists of structs) count page lengths
+        // in items, not rows: such a field is read whole.
+        if (starts.back() != layout.num_rows) return std::make_pair(uint64_t{0}, layout.num_rows);
+        // Page boundary at or before lo, and at or after hi.
+        auto b = std::upper_bound(starts.begin(), starts.end(), lo);
+        new_lo = std::min(new_lo, *(b - 1));
+        auto e = std::lower_bound(starts.begin(), starts.end(), hi);
+        new_hi = std::max(new_hi, e == starts.end() ? starts.back() : *e);
+      }
+      if (new_lo == lo && new_hi == hi) return std::make_pair(lo, hi);
+      lo = new_lo;
+      hi = new_hi;
     }
   }
 
+  // Decodes rows [lo, hi) of field `i`, a window from Window().
+  Result<std::shared_ptr<arrow::Array>> DecodeWindow(size_t i, uint64_t lo, uint64_t hi) const {
+    const FieldColumns& fc = fields[i];
+    if (lo == 0 && hi == layout.num_rows) return DecodeAll(i);
+    std::vector<ColumnInfo> columns;
+    for (size_t c = fc.first; c < fc.first + fc.count; ++c) {
+      ColumnInfo sub = layout.columns[c];
+      sub.pages.clear();
+      uint64_t row = 0;
+      for (const auto& p : layout.columns[c].pages) {
+        if (row >= lo && row + p.length <= hi) sub.pages.push_back(p);
+        row += p.length;
+      }
+      columns.push_back(std::move(sub));
+    }
+    return Decode(i, columns, hi - lo);
+  }
+};
+
+Result<std::vector<uint64_t>> FileReader::ReadWindows(const std::vector<std::string>& columns,
+                                                      uint64_t target_rows) const {
+  std::vector<uint64_t> bounds{0};
+  if (layout_.num_rows == 0) return bounds;
+  if (!ReadsPagesSelectively()) {
+    bounds.push_back(layout_.num_rows);
+    return bounds;
+  }
+  LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
+  LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
+  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields)};
+  LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, columns, name_));
+  const uint64_t target = std::max<uint64_t>(target_rows, 1);
+  uint64_t lo = 0;
+  while (lo < layout_.num_rows) {
+    uint64_t hi = lo + std::min(target, layout_.num_rows - lo);
+    // Grow hi until it is a page boundary of every wanted field.
+    bool moved = true;
+    while (moved) {
+      moved = false;
+      for (size_t i : wanted) {
+        LANCE_ASSIGN_OR_RAISE(auto window, ctx.Window(i, lo, hi));
+        if (window.second > hi) {
+          hi = window.second;
+          moved = true;
+        }
+      }
+    }
+    bounds.push_back(hi);
+    lo = hi;
+  }
+  return bounds;
+}
+
+bool FileReader::ReadsPagesSelectively() const {
+  return layout_.major_version == 2 && layout_.minor_version >= 1;
+}
+
+Result<std::shared_ptr<arrow::Table>> FileReader::ReadAll(const std::vector<std::string>& columns) const {
+  return ReadRange(columns, 0, layout_.num_rows);
+}
+
+Result<std::shared_ptr<arrow::Table>> FileReader::ReadRange(const std::vector<std::string>& columns, uint64_t offset,
+                                                            uint64_t count) const {
+  if (offset > layout_.num_rows || count > layout_.num_rows - offset) {
+    return Status::IndexError("rows [", offset, ", +", count, ") are past the end of ", name_, " (",
+                              layout_.num_rows, " rows)");
+  }
+  LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
+  LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
+  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields)};
+  LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, columns, name_));
   LANCE_ASSIGN_OR_RAISE(auto full_schema, layout_.schema.ToArrow());
   arrow::FieldVector out_fields;
   arrow::ArrayVector out_arrays;
-  // Blob values live outside the pages, at absolute file positions.
-  auto read_range = [this](uint64_t position, uint64_t size) -> Result<std::shared_ptr<arrow::Buffer>> {
-    if (position > layout_.file_size || size > layout_.file_size - position) {
-      return Status::Invalid("corrupt lance file ", name_, ": blob [", position, ", +", size,
-                             ") lies outside the file");
-    }
-    return file_->ReadAt(static_cast<int64_t>(position), static_cast<int64_t>(size));
-  };
   for (size_t i : wanted) {
-    const Field& field = layout_.schema.fields[i];
-    const size_t n = (i + 1 < first_column.size() ? first_column[i + 1] : next) - first_column[i];
-    std::vector<file::ColumnData> data;
-    for (size_t c = 0; c < n; ++c) {
-      LANCE_ASSIGN_OR_RAISE(auto col, file::LoadColumn(*file_, layout_.columns[first_column[i] + c],
-                                                       layout_.file_size, name_));
-      data.push_back(std::move(col));
-    }
     std::shared_ptr<arrow::Array> array;
-    if (v20) {
-      LANCE_ASSIGN_OR_RAISE(array, file::v2_0::DecodeField(field, data, layout_.num_rows, pool_, read_range));
+    if (!ReadsPagesSelectively()) {
+      LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeAll(i));
+      array = array->Slice(static_cast<int64_t>(offset), static_cast<int64_t>(count));
     } else {
-      LANCE_ASSIGN_OR_RAISE(array,
-                            file::v2_1::DecodeField(field, data, layout_.num_rows, version, pool_, read_range));
+      LANCE_ASSIGN_OR_RAISE(auto window, ctx.Window(i, offset, offset + count));
+      LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeWindow(i, window.first, window.second));
+      array = array->Slice(static_cast<int64_t>(offset - window.first), static_cast<int64_t>(count));
     }
     out_fields.push_back(full_schema->field(static_cast<int>(i)));
     out_arrays.push_back(std::move(array));
   }
-  return arrow::Table::Make(arrow::schema(out_fields, full_schema->metadata()), out_arrays, static_cast<int64_t>(layout_.num_rows));
+  return arrow::Table::Make(arrow::schema(out_fields, full_schema->metadata()), out_arrays,
+                            static_cast<int64_t>(count));
+}
+
+Result<std::shared_ptr<arrow::Table>> FileReader::Take(const std::vector<std::string>& columns,
+                                                       const std::vector<uint64_t>& offsets) const {
+  for (size_t k = 0; k < offsets.size(); ++k) {
+    if (offsets[k] >= layout_.num_rows) {
+      return Status::IndexError("row ", offsets[k], " is past the end of ", name_, " (", layout_.num_rows, " rows)");
+    }
+    if (k > 0 && offsets[k] < offsets[k - 1]) return Status::Invalid("FileReader::Take needs ascending offsets");
+  }
+  LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
+  LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
+  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields)};
+  LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, columns, name_));
+  LANCE_ASSIGN_OR_RAISE(auto full_schema, layout_.schema.ToArrow());
+  arrow::FieldVector out_fields;
+  arrow::ArrayVector out_arrays;
+  for (size_t i : wanted) {
+    arrow::ArrayVector pieces;
+    size_t k = 0;
+    while (k < offsets.size()) {
+      uint64_t lo = 0, hi = layout_.num_rows;
+      if (ReadsPagesSelectively()) {
+        LANCE_ASSIGN_OR_RAISE(auto window, ctx.Window(i, offsets[k], offsets[k] + 1));
+        lo = window.first;
+        hi = window.second;
+      }
+      LANCE_ASSIGN_OR_RAISE(auto array, ctx.DecodeWindow(i, lo, hi));
+      arrow::UInt64Builder idx(pool_);
+      for (; k < offsets.size() && offsets[k] < hi; ++k) LANCE_RETURN_NOT_OK(idx.Append(offsets[k] - lo));
+      std::shared_ptr<arrow::Array> indices;
+      LANCE_RETURN_NOT_OK(idx.Finish(&indices));
+      LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(array, indices));
+      pieces.push_back(taken.make_array());
+    }
+    std::shared_ptr<arrow::Array> column;
+    if (pieces.empty()) {
+      LANCE_ASSIGN_OR_RAISE(auto type, ArrowTypeFromField(layout_.schema.fields[i]));
+      LANCE_ASSIGN_OR_RAISE(column, arrow::MakeEmptyArray(type, pool_));
+    } else if (pieces.size() == 1) {
+      column = pieces[0];
+    } else {
+      LANCE_ASSIGN_OR_RAISE(column, arrow::Concatenate(pieces, pool_));
+    }
+    out_fields.push_back(full_schema->field(static_cast<int>(i)));
+    out_arrays.push_back(std::move(column));
+  }
+  return arrow::Table::Make(arrow::schema(out_fields, full_schema->metadata()), out_arrays,
+                            static_cast<int64_t>(offsets.size()));
 }
 
 }  // namespace lance

@@ -1,14 +1,12 @@
 #include "lance/scan/fragment_reader.h"
 
 #include <algorithm>
-#include <map>
 
 #include <arrow/api.h>
 #include <arrow/array/util.h>
+#include <arrow/compute/api.h>
 
-#include "lance/file/legacy/legacy_reader.h"
 #include "lance/file/version.h"
-#include "lance/file_reader.h"
 
 namespace lance::scan {
 namespace {
@@ -32,78 +30,16 @@ const DataFile* FileHolding(const Fragment& fragment, const Field& field) {
   return nullptr;
 }
 
-// Reads `fields` (dataset fields, all held by `file`) from one data file.
-Result<std::vector<std::shared_ptr<arrow::Array>>> ReadFromFile(const Dataset& dataset, const DataFile& file,
-                                                               const std::vector<const Field*>& fields,
-                                                               uint64_t physical_rows, arrow::MemoryPool* pool) {
-  LANCE_ASSIGN_OR_RAISE(const std::string location, dataset.DataFileLocation(file));
-  LANCE_ASSIGN_OR_RAISE(auto handle, dataset.OpenDataFile(file));
-  LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(file.file_major_version, file.file_minor_version));
-  std::vector<std::shared_ptr<arrow::Array>> out;
-  if (version == file::FileVersion::kLegacy) {
-    LANCE_ASSIGN_OR_RAISE(auto reader, file::legacy::LegacyFileReader::Open(handle, location, pool));
-    Schema projection;
-    for (const Field* f : fields) projection.fields.push_back(*f);
-    LANCE_ASSIGN_OR_RAISE(auto batch, reader->ReadAll(projection));
-    for (int i = 0; i < batch->num_columns(); ++i) out.push_back(batch->column(i));
-  } else {
-    LANCE_ASSIGN_OR_RAISE(auto reader, FileReader::Open(handle, location, pool));
-    // The file's own schema carries the dataset's field ids; names may differ
-    // after a rename, so match by id.
-    std::vector<std::string> names;
-    for (const Field* f : fields) {
-      auto it = std::find_if(reader->schema().fields.begin(), reader->schema().fields.end(),
-                             [&](const Field& ff) { return ff.id == f->id; });
-      if (it == reader->schema().fields.end()) {
-        return Status::Invalid("data file ", location, " is listed as holding field '", f->name, "' (id ", f->id,
-                               ") but its schema has no such top-level field");
-      }
-      names.push_back(it->name);
-    }
-    LANCE_ASSIGN_OR_RAISE(auto table, reader->ReadAll(names));
-    LANCE_ASSIGN_OR_RAISE(table, table->CombineChunks(pool));
-    for (int i = 0; i < table->num_columns(); ++i) {
-      auto chunked = table->column(i);
-      if (chunked->num_chunks() == 1) {
-        out.push_back(chunked->chunk(0));
-      } else {
-        LANCE_ASSIGN_OR_RAISE(auto empty, arrow::MakeEmptyArray(chunked->type(), pool));
-        out.push_back(empty);
-      }
-    }
-  }
-  for (auto& array : out) {
-    if (static_cast<uint64_t>(array->length()) != physical_rows) {
-      return Status::Invalid("data file ", location, " has ", array->length(), " rows but its fragment has ",
-                             physical_rows);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
-Result<std::shared_ptr<arrow::RecordBatch>> ReadFragmentFields(const Dataset& dataset, const Fragment& fragment,
-                                                                const std::vector<const Field*>& fields,
-                                                                arrow::MemoryPool* pool) {
-  LANCE_ASSIGN_OR_RAISE(uint64_t rows, dataset.PhysicalRows(fragment));
-  std::vector<std::shared_ptr<arrow::Array>> columns(fields.size());
-  // Group the fields by the file that holds them so each file opens once.
-  std::map<const DataFile*, std::vector<size_t>> by_file;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (const DataFile* file = FileHolding(fragment, *fields[i])) {
-      by_file[file].push_back(i);
-    } else {
-      LANCE_ASSIGN_OR_RAISE(auto type, ArrowTypeFromField(*fields[i]));
-      LANCE_ASSIGN_OR_RAISE(columns[i], arrow::MakeArrayOfNull(type, static_cast<int64_t>(rows), pool));
-    }
-  }
-  for (const auto& [file, indexes] : by_file) {
-    std::vector<const Field*> wanted;
-    for (size_t i : indexes) wanted.push_back(fields[i]);
-    LANCE_ASSIGN_OR_RAISE(auto arrays, ReadFromFile(dataset, *file, wanted, rows, pool));
-    for (size_t k = 0; k < indexes.size(); ++k) columns[indexes[k]] = std::move(arrays[k]);
-  }
+Result<std::unique_ptr<FragmentReader>> FragmentReader::Open(const Dataset& dataset, const Fragment& fragment,
+                                                            const std::vector<const Field*>& fields,
+                                                            arrow::MemoryPool* pool) {
+  auto reader = std::unique_ptr<FragmentReader>(new FragmentReader());
+  reader->dataset_ = &dataset;
+  reader->fields_ = fields;
+  reader->pool_ = pool;
+  LANCE_ASSIGN_OR_RAISE(reader->rows_, dataset.PhysicalRows(fragment));
   // The dataset's Arrow fields, so names, nullability and metadata match.
   LANCE_ASSIGN_OR_RAISE(auto dataset_schema, dataset.ArrowSchema());
   arrow::FieldVector out_fields;
@@ -112,7 +48,171 @@ Result<std::shared_ptr<arrow::RecordBatch>> ReadFragmentFields(const Dataset& da
     if (af == nullptr) return Status::Invalid("dataset schema has no top-level field '", f->name, "'");
     out_fields.push_back(af);
   }
-  return arrow::RecordBatch::Make(arrow::schema(out_fields), static_cast<int64_t>(rows), columns);
+  reader->schema_ = arrow::schema(out_fields);
+
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const DataFile* file = FileHolding(fragment, *fields[i]);
+    if (file == nullptr) {
+      reader->null_fields_.push_back(i);
+      continue;
+    }
+    auto it = std::find_if(reader->sources_.begin(), reader->sources_.end(),
+                           [&](const Source& s) { return s.file == file; });
+    if (it == reader->sources_.end()) {
+      Source source;
+      source.file = file;
+      LANCE_ASSIGN_OR_RAISE(source.location, dataset.DataFileLocation(*file));
+      LANCE_ASSIGN_OR_RAISE(auto handle, dataset.OpenDataFile(*file));
+      LANCE_ASSIGN_OR_RAISE(auto version,
+                            file::FileVersionFromPair(file->file_major_version, file->file_minor_version));
+      if (version == file::FileVersion::kLegacy) {
+        LANCE_ASSIGN_OR_RAISE(auto legacy, file::legacy::LegacyFileReader::Open(handle, source.location, pool));
+        source.legacy = std::move(legacy);
+      } else {
+        LANCE_ASSIGN_OR_RAISE(source.v2, FileReader::Open(handle, source.location, pool));
+        if (source.v2->num_rows() != reader->rows_) {
+          return Status::Invalid("data file ", source.location, " has ", source.v2->num_rows(),
+                                 " rows but its fragment has ", reader->rows_);
+        }
+      }
+      reader->sources_.push_back(std::move(source));
+      it = reader->sources_.end() - 1;
+    }
+    it->outputs.push_back(i);
+    if (it->v2) {
+      // The file's own schema carries the dataset's field ids; names may
+      // differ after a rename, so match by id.
+      const auto& file_fields = it->v2->schema().fields;
+      auto match = std::find_if(file_fields.begin(), file_fields.end(),
+                                [&](const Field& ff) { return ff.id == fields[i]->id; });
+      if (match == file_fields.end()) {
+        return Status::Invalid("data file ", it->location, " is listed as holding field '", fields[i]->name,
+                               "' (id ", fields[i]->id, ") but its schema has no such top-level field");
+      }
+      it->names.push_back(match->name);
+    }
+  }
+  return reader;
+}
+
+bool FragmentReader::ReadsPagesSelectively() const {
+  return std::all_of(sources_.begin(), sources_.end(),
+                     [](const Source& s) { return s.v2 && s.v2->ReadsPagesSelectively(); });
+}
+
+Result<std::vector<uint64_t>> FragmentReader::ReadWindows(uint64_t target_rows) const {
+  // Each source's own page-aligned boundaries; a window ends where all agree.
+  std::vector<std::vector<uint64_t>> per_source;
+  for (const auto& source : sources_) {
+    if (source.v2) {
+      LANCE_ASSIGN_OR_RAISE(auto b, source.v2->ReadWindows(source.names, target_rows));
+      per_source.push_back(std::move(b));
+    } else {
+      per_source.push_back({0, rows_});
+    }
+  }
+  std::vector<uint64_t> bounds{0};
+  uint64_t lo = 0;
+  while (lo < rows_) {
+    uint64_t hi = lo + std::min<uint64_t>(std::max<uint64_t>(target_rows, 1), rows_ - lo);
+    bool moved = true;
+    while (moved) {
+      moved = false;
+      for (const auto& b : per_source) {
+        auto it = std::lower_bound(b.begin(), b.end(), hi);
+        uint64_t snapped = it == b.end() ? rows_ : *it;
+        if (snapped > hi) {
+          hi = snapped;
+          moved = true;
+        }
+      }
+    }
+    bounds.push_back(hi);
+    lo = hi;
+  }
+  return bounds;
+}
+
+Result<std::vector<std::shared_ptr<arrow::Array>>> FragmentReader::ReadSource(Source& source, uint64_t offset,
+                                                                             uint64_t count,
+                                                                             const std::vector<uint64_t>* offsets) {
+  std::vector<std::shared_ptr<arrow::Array>> out;
+  if (source.v2) {
+    std::shared_ptr<arrow::Table> table;
+    if (offsets) {
+      LANCE_ASSIGN_OR_RAISE(table, source.v2->Take(source.names, *offsets));
+    } else {
+      LANCE_ASSIGN_OR_RAISE(table, source.v2->ReadRange(source.names, offset, count));
+    }
+    LANCE_ASSIGN_OR_RAISE(table, table->CombineChunks(pool_));
+    for (int c = 0; c < table->num_columns(); ++c) {
+      const auto& chunked = table->column(c);
+      if (chunked->num_chunks() == 1) {
+        out.push_back(chunked->chunk(0));
+      } else {
+        LANCE_ASSIGN_OR_RAISE(auto empty, arrow::MakeEmptyArray(chunked->type(), pool_));
+        out.push_back(empty);
+      }
+    }
+    return out;
+  }
+  // Legacy files are small and old: decode them once, then slice.
+  if (!source.legacy_rows) {
+    Schema projection;
+    for (size_t i : source.outputs) projection.fields.push_back(*fields_[i]);
+    LANCE_ASSIGN_OR_RAISE(source.legacy_rows, source.legacy->ReadAll(projection));
+    if (static_cast<uint64_t>(source.legacy_rows->num_rows()) != rows_) {
+      return Status::Invalid("data file ", source.location, " has ", source.legacy_rows->num_rows(),
+                             " rows but its fragment has ", rows_);
+    }
+  }
+  for (int c = 0; c < source.legacy_rows->num_columns(); ++c) {
+    auto column = source.legacy_rows->column(c);
+    if (offsets) {
+      arrow::UInt64Builder idx(pool_);
+      LANCE_RETURN_NOT_OK(idx.AppendValues(*offsets));
+      std::shared_ptr<arrow::Array> indices;
+      LANCE_RETURN_NOT_OK(idx.Finish(&indices));
+      LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(column, indices));
+      out.push_back(taken.make_array());
+    } else {
+      out.push_back(column->Slice(static_cast<int64_t>(offset), static_cast<int64_t>(count)));
+    }
+  }
+  return out;
+}
+
+Result<std::shared_ptr<arrow::RecordBatch>> FragmentReader::Read(uint64_t offset, uint64_t count,
+                                                                 const std::vector<uint64_t>* offsets) {
+  const int64_t rows = offsets ? static_cast<int64_t>(offsets->size()) : static_cast<int64_t>(count);
+  std::vector<std::shared_ptr<arrow::Array>> columns(fields_.size());
+  for (size_t i : null_fields_) {
+    LANCE_ASSIGN_OR_RAISE(columns[i], arrow::MakeArrayOfNull(schema_->field(static_cast<int>(i))->type(), rows, pool_));
+  }
+  for (auto& source : sources_) {
+    LANCE_ASSIGN_OR_RAISE(auto arrays, ReadSource(source, offset, count, offsets));
+    for (size_t k = 0; k < source.outputs.size(); ++k) {
+      if (arrays[k]->length() != rows) {
+        return Status::Invalid("data file ", source.location, " gave ", arrays[k]->length(), " rows, expected ", rows);
+      }
+      columns[source.outputs[k]] = std::move(arrays[k]);
+    }
+  }
+  return arrow::RecordBatch::Make(schema_, rows, columns);
+}
+
+Result<std::shared_ptr<arrow::RecordBatch>> FragmentReader::ReadRange(uint64_t offset, uint64_t count) {
+  if (offset > rows_ || count > rows_ - offset) {
+    return Status::IndexError("rows [", offset, ", +", count, ") are past the fragment's ", rows_, " rows");
+  }
+  return Read(offset, count, nullptr);
+}
+
+Result<std::shared_ptr<arrow::RecordBatch>> FragmentReader::Take(const std::vector<uint64_t>& offsets) {
+  for (uint64_t o : offsets) {
+    if (o >= rows_) return Status::IndexError("row ", o, " is past the fragment's ", rows_, " rows");
+  }
+  return Read(0, 0, &offsets);
 }
 
 }  // namespace lance::scan

@@ -1,7 +1,9 @@
 // Reading the columns of one fragment: each top-level field comes from the
-// data file that holds its id, or is all nulls when no file does.
+// data file that holds it, or is all nulls when no file does. Data files stay
+// open across reads of the same fragment.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -9,14 +11,57 @@
 #include <arrow/record_batch.h>
 
 #include "lance/dataset.h"
+#include "lance/file/legacy/legacy_reader.h"
+#include "lance/file_reader.h"
 #include "lance/status.h"
 
 namespace lance::scan {
 
-/// Every physical row (deleted ones included) of the given top-level fields
-/// of the dataset schema, in that order, with the dataset's names and types.
-Result<std::shared_ptr<arrow::RecordBatch>> ReadFragmentFields(const Dataset& dataset, const Fragment& fragment,
-                                                                const std::vector<const Field*>& fields,
-                                                                arrow::MemoryPool* pool);
+/// REQUIRES: the dataset outlives the reader. Not thread-safe.
+class FragmentReader {
+ public:
+  /// Reads the given top-level fields of the dataset schema, in that order,
+  /// with the dataset's names and types.
+  static Result<std::unique_ptr<FragmentReader>> Open(const Dataset& dataset, const Fragment& fragment,
+                                                      const std::vector<const Field*>& fields,
+                                                      arrow::MemoryPool* pool);
+
+  /// Physical rows, deleted ones included.
+  uint64_t num_rows() const { return rows_; }
+  /// Whether every data file reads only the pages a range or take needs.
+  bool ReadsPagesSelectively() const;
+
+  /// Row boundaries that cut every data file only between pages, windows of
+  /// at least `target_rows` rows: the unit of a bounded-memory scan.
+  Result<std::vector<uint64_t>> ReadWindows(uint64_t target_rows) const;
+
+  /// Physical rows [offset, offset + count).
+  Result<std::shared_ptr<arrow::RecordBatch>> ReadRange(uint64_t offset, uint64_t count);
+  /// Physical rows at ascending `offsets`.
+  Result<std::shared_ptr<arrow::RecordBatch>> Take(const std::vector<uint64_t>& offsets);
+
+ private:
+  struct Source {
+    const DataFile* file = nullptr;
+    std::string location;
+    std::shared_ptr<FileReader> v2;                                // v2 files
+    std::shared_ptr<file::legacy::LegacyFileReader> legacy;        // legacy files
+    std::shared_ptr<arrow::RecordBatch> legacy_rows;               // decoded once
+    std::vector<size_t> outputs;                                   // indexes into fields_
+    std::vector<std::string> names;                                // v2: field names in the file
+  };
+  Result<std::vector<std::shared_ptr<arrow::Array>>> ReadSource(Source& source, uint64_t offset, uint64_t count,
+                                                                const std::vector<uint64_t>* offsets);
+  Result<std::shared_ptr<arrow::RecordBatch>> Read(uint64_t offset, uint64_t count,
+                                                   const std::vector<uint64_t>* offsets);
+
+  const Dataset* dataset_ = nullptr;
+  std::vector<const Field*> fields_;
+  std::shared_ptr<arrow::Schema> schema_;
+  uint64_t rows_ = 0;
+  arrow::MemoryPool* pool_ = nullptr;
+  std::vector<Source> sources_;
+  std::vector<size_t> null_fields_;
+};
 
 }  // namespace lance::scan

@@ -127,37 +127,66 @@ Result<Plan> MakePlan(std::shared_ptr<const Dataset> dataset, ScanOptions option
   return plan;
 }
 
-Result<std::shared_ptr<arrow::RecordBatch>> ScanFragment(const Plan& plan, const Fragment& fragment) {
-  const Dataset& ds = *plan.dataset;
-  arrow::MemoryPool* pool = plan.options.pool;
-  LANCE_ASSIGN_OR_RAISE(auto batch, scan::ReadFragmentFields(ds, fragment, plan.read_fields, pool));
-  const int64_t rows = batch->num_rows();
+// Rows per window of a scan: pages of 2.1+ files are read a window at a
+// time, so memory follows the window (and the largest page), not the
+// fragment.
+constexpr uint64_t kScanWindowRows = 64 * 1024;
 
-  // Row addresses and ids of every physical row.
+// One fragment being scanned window by window.
+struct FragmentScan {
+  const Fragment* fragment = nullptr;
+  std::unique_ptr<scan::FragmentReader> reader;
+  std::vector<uint64_t> windows;     // boundaries
+  size_t next_window = 0;
+  std::vector<uint32_t> deleted;     // ascending offsets
+  std::vector<uint64_t> row_ids;     // stable ids, when asked for and present
+};
+
+Result<FragmentScan> StartFragment(const Plan& plan, const Fragment& fragment) {
+  const Dataset& ds = *plan.dataset;
+  FragmentScan fs;
+  fs.fragment = &fragment;
+  LANCE_ASSIGN_OR_RAISE(fs.reader, scan::FragmentReader::Open(ds, fragment, plan.read_fields, plan.options.pool));
+  LANCE_ASSIGN_OR_RAISE(fs.windows, fs.reader->ReadWindows(kScanWindowRows));
+  LANCE_ASSIGN_OR_RAISE(fs.deleted, ds.DeletedRows(fragment));
+  if (plan.options.with_row_id && ds.manifest().UsesStableRowIds()) {
+    LANCE_ASSIGN_OR_RAISE(fs.row_ids, ds.RowIds(fragment));
+  }
+  return fs;
+}
+
+// The live rows of window `w` of a fragment that pass the filter, as output columns.
+Result<std::shared_ptr<arrow::RecordBatch>> ScanWindow(const Plan& plan, FragmentScan& fs) {
+  arrow::MemoryPool* pool = plan.options.pool;
+  const uint64_t lo = fs.windows[fs.next_window], hi = fs.windows[fs.next_window + 1];
+  ++fs.next_window;
+  LANCE_ASSIGN_OR_RAISE(auto batch, fs.reader->ReadRange(lo, hi - lo));
+  const int64_t rows = batch->num_rows();
+  const uint64_t frag_id = fs.fragment->id;
+
+  // Row addresses and ids of the window's physical rows.
   std::shared_ptr<arrow::Array> addr_array, id_array;
   if (plan.options.with_row_address || plan.options.with_row_id) {
     arrow::UInt64Builder addrs(pool);
     LANCE_RETURN_NOT_OK(addrs.Reserve(rows));
-    for (int64_t i = 0; i < rows; ++i) addrs.UnsafeAppend((fragment.id << 32) | static_cast<uint64_t>(i));
+    for (uint64_t i = lo; i < hi; ++i) addrs.UnsafeAppend((frag_id << 32) | i);
     LANCE_RETURN_NOT_OK(addrs.Finish(&addr_array));
     id_array = addr_array;
-    if (plan.options.with_row_id && ds.manifest().UsesStableRowIds()) {
-      LANCE_ASSIGN_OR_RAISE(auto ids, ds.RowIds(fragment));
+    if (plan.options.with_row_id && !fs.row_ids.empty()) {
       arrow::UInt64Builder b(pool);
-      LANCE_RETURN_NOT_OK(b.AppendValues(ids));
+      LANCE_RETURN_NOT_OK(b.AppendValues(fs.row_ids.data() + lo, static_cast<int64_t>(hi - lo)));
       LANCE_RETURN_NOT_OK(b.Finish(&id_array));
     }
   }
 
   // Keep mask: not deleted, and the filter is true.
-  LANCE_ASSIGN_OR_RAISE(auto deleted, ds.DeletedRows(fragment));
   std::shared_ptr<arrow::Array> keep;
   {
     arrow::BooleanBuilder b(pool);
     LANCE_RETURN_NOT_OK(b.Reserve(rows));
-    size_t d = 0;
-    for (int64_t i = 0; i < rows; ++i) {
-      bool is_deleted = d < deleted.size() && deleted[d] == static_cast<uint32_t>(i);
+    auto d = std::lower_bound(fs.deleted.begin(), fs.deleted.end(), static_cast<uint32_t>(lo));
+    for (uint64_t i = lo; i < hi; ++i) {
+      const bool is_deleted = d != fs.deleted.end() && *d == i;
       if (is_deleted) ++d;
       b.UnsafeAppend(!is_deleted);
     }
@@ -215,12 +244,17 @@ class ScanReader : public arrow::RecordBatchReader {
         if (remaining_limit_) *remaining_limit_ -= n;
         return Status::OK();
       }
-      const auto& fragments = plan_.dataset->manifest().fragments;
-      if (next_fragment_ >= fragments.size()) {
-        *out = nullptr;
-        return Status::OK();
+      if (!current_ || current_->next_window + 1 >= current_->windows.size()) {
+        const auto& fragments = plan_.dataset->manifest().fragments;
+        if (next_fragment_ >= fragments.size()) {
+          *out = nullptr;
+          return Status::OK();
+        }
+        LANCE_ASSIGN_OR_RAISE(auto fs, StartFragment(plan_, fragments[next_fragment_++]));
+        current_ = std::make_unique<FragmentScan>(std::move(fs));
+        continue;
       }
-      LANCE_ASSIGN_OR_RAISE(pending_, ScanFragment(plan_, fragments[next_fragment_++]));
+      LANCE_ASSIGN_OR_RAISE(pending_, ScanWindow(plan_, *current_));
       pending_pos_ = std::min(remaining_offset_, pending_->num_rows());
       remaining_offset_ -= pending_pos_;
     }
@@ -229,6 +263,7 @@ class ScanReader : public arrow::RecordBatchReader {
  private:
   Plan plan_;
   size_t next_fragment_ = 0;
+  std::unique_ptr<FragmentScan> current_;
   std::shared_ptr<arrow::RecordBatch> pending_;
   int64_t pending_pos_ = 0;
   int64_t remaining_offset_ = 0;
@@ -243,33 +278,35 @@ Result<std::shared_ptr<arrow::Table>> TakeAddresses(const Plan& plan,
   std::map<size_t, std::vector<size_t>> by_fragment;  // fragment -> positions in `where`
   for (size_t i = 0; i < where.size(); ++i) by_fragment[where[i].first].push_back(i);
   std::vector<std::shared_ptr<arrow::RecordBatch>> pieces;
-  std::vector<int64_t> position_of(where.size());
-  int64_t produced = 0;
+  std::vector<int64_t> row_of(where.size());  // row of the concatenated pieces for each asked position
+  int64_t base = 0;
   for (const auto& [frag_index, positions] : by_fragment) {
     const Fragment& fragment = fragments[frag_index];
-    LANCE_ASSIGN_OR_RAISE(auto batch, scan::ReadFragmentFields(*plan.dataset, fragment, plan.read_fields,
-                                                                plan.options.pool));
+    // Each distinct row once, ascending: the file readers fetch only the
+    // pages that hold them.
+    std::vector<uint64_t> rows;
+    for (size_t p : positions) rows.push_back(where[p].second);
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    LANCE_ASSIGN_OR_RAISE(auto reader,
+                          scan::FragmentReader::Open(*plan.dataset, fragment, plan.read_fields, plan.options.pool));
+    LANCE_ASSIGN_OR_RAISE(auto batch, reader->Take(rows));
     arrow::ArrayVector columns;
     for (const auto& out : plan.outputs) {
       LANCE_ASSIGN_OR_RAISE(auto col,
                             ExtractPath(batch->column(static_cast<int>(out.top_level)), out.path, out.name));
       columns.push_back(col);
     }
-    auto full = arrow::RecordBatch::Make(plan.output_schema, batch->num_rows(), columns);
-    arrow::UInt32Builder idx(plan.options.pool);
+    pieces.push_back(arrow::RecordBatch::Make(plan.output_schema, batch->num_rows(), columns));
     for (size_t p : positions) {
-      LANCE_RETURN_NOT_OK(idx.Append(where[p].second));
-      position_of[p] = produced++;
+      row_of[p] = base + (std::lower_bound(rows.begin(), rows.end(), where[p].second) - rows.begin());
     }
-    std::shared_ptr<arrow::Array> indices;
-    LANCE_RETURN_NOT_OK(idx.Finish(&indices));
-    LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(full, indices));
-    pieces.push_back(taken.record_batch());
+    base += static_cast<int64_t>(rows.size());
   }
   LANCE_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(plan.output_schema, pieces));
-  // Back to the order asked.
+  // Back to the order asked (repeats included).
   arrow::Int64Builder order(plan.options.pool);
-  LANCE_RETURN_NOT_OK(order.AppendValues(position_of));
+  LANCE_RETURN_NOT_OK(order.AppendValues(row_of));
   std::shared_ptr<arrow::Array> order_array;
   LANCE_RETURN_NOT_OK(order.Finish(&order_array));
   LANCE_ASSIGN_OR_RAISE(auto reordered, arrow::compute::Take(table, order_array));
