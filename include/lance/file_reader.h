@@ -68,14 +68,16 @@ class FileReader {
   /// Reads every row of the named top-level fields (all fields if empty).
   Result<std::shared_ptr<arrow::Table>> ReadAll(const std::vector<std::string>& columns = {}) const;
 
-  /// Rows [offset, offset + count). For 2.1+ files only the pages holding
-  /// those rows are read and decoded (pages are independent there); 2.0
-  /// files, whose list pages do not align with rows, decode whole fields.
+  /// Rows [offset, offset + count). For 2.1+ files only the bytes holding
+  /// those rows are read and decoded: whole pages, or for the layouts that
+  /// allow it (fixed-width full-zip rows, mini-block chunks, constant pages)
+  /// the part of a page that holds them. 2.0 files, whose list pages do not
+  /// align with rows, decode whole fields.
   Result<std::shared_ptr<arrow::Table>> ReadRange(const std::vector<std::string>& columns, uint64_t offset,
                                                   uint64_t count) const;
 
   /// Rows at `offsets` (ascending; repeats allowed), in that order, reading
-  /// only the pages that hold them in 2.1+ files.
+  /// only the bytes that hold them in 2.1+ files (as ReadRange).
   Result<std::shared_ptr<arrow::Table>> Take(const std::vector<std::string>& columns,
                                              const std::vector<uint64_t>& offsets) const;
 
@@ -83,9 +85,10 @@ class FileReader {
   bool ReadsPagesSelectively() const;
 
   /// Row boundaries 0 = b0 < b1 < ... = num_rows that cut the named fields
-  /// only between pages, each window holding at least `target_rows` rows
-  /// (but the last): reading window by window decodes every page once.
-  /// 2.0 files give the single window [0, num_rows).
+  /// only where their pages can be cut (between pages, or between chunks or
+  /// rows of pages that allow it), each window holding at least
+  /// `target_rows` rows (but the last): reading window by window decodes
+  /// every byte once. 2.0 files give the single window [0, num_rows).
   Result<std::vector<uint64_t>> ReadWindows(const std::vector<std::string>& columns, uint64_t target_rows) const;
 
  private:

@@ -1,8 +1,11 @@
 // Reading rows of a file: whole fields, row ranges and takes, through the
 // decoder of the file's version. In 2.1+ files every page of a column is an
 // independent unit covering a run of rows, so a range or a take decodes only
-// the pages that hold its rows.
+// the pages that hold its rows — and of the pages whose layout allows it
+// (v2_1/page_range.h: full-zip fixed-width values, mini-block chunks,
+// constant pages) only the part that holds them.
 #include <algorithm>
+#include <map>
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
@@ -10,6 +13,7 @@
 #include "lance/file/container.h"
 #include "lance/file/v2_0/field_decoder.h"
 #include "lance/file/v2_1/field_decoder.h"
+#include "lance/file/v2_1/page_range.h"
 #include "lance/file/version.h"
 #include "lance/file_reader.h"
 
@@ -85,6 +89,9 @@ Result<std::vector<size_t>> FieldIndexes(const FileLayout& layout, const std::ve
   return wanted;
 }
 
+// Take: rows at most this far after a window are read with it.
+constexpr uint64_t kTakeGapRows = 32;
+
 // The first row of each page of a column, plus the end.
 std::vector<uint64_t> PageStarts(const ColumnInfo& c) {
   std::vector<uint64_t> starts{0};
@@ -111,15 +118,14 @@ struct FileReadContext {
     return file.ReadAt(static_cast<int64_t>(position), static_cast<int64_t>(size));
   }
 
-  // Decodes `rows` rows of field `i` from `columns` (pages already chosen).
-  Result<std::shared_ptr<arrow::Array>> Decode(size_t i, const std::vector<ColumnInfo>& columns,
-                                               uint64_t rows) const {
-    std::vector<file::ColumnData> data;
-    for (const auto& c : columns) {
-      LANCE_ASSIGN_OR_RAISE(auto col, file::LoadColumn(file, c, layout.file_size, name));
-      data.push_back(std::move(col));
-    }
-    auto blob = [this](uint64_t position, uint64_t size) { return ReadBlob(position, size); };
+  file::v2_1::BlobReader Reader() const {
+    return [this](uint64_t position, uint64_t size) { return ReadBlob(position, size); };
+  }
+
+  // Decodes `rows` rows of field `i` from loaded columns.
+  Result<std::shared_ptr<arrow::Array>> DecodeData(size_t i, const std::vector<file::ColumnData>& data,
+                                                   uint64_t rows) const {
+    auto blob = Reader();
     const Field& field = layout.schema.fields[i];
     if (version == file::FileVersion::kV2_0) return file::v2_0::DecodeField(field, data, rows, pool, blob);
     return file::v2_1::DecodeField(field, data, rows, version, pool, blob);
@@ -127,13 +133,46 @@ struct FileReadContext {
 
   Result<std::shared_ptr<arrow::Array>> DecodeAll(size_t i) const {
     const FieldColumns& fc = fields[i];
-    std::vector<ColumnInfo> columns(layout.columns.begin() + fc.first, layout.columns.begin() + fc.first + fc.count);
-    return Decode(i, columns, layout.num_rows);
+    std::vector<file::ColumnData> data;
+    for (size_t c = fc.first; c < fc.first + fc.count; ++c) {
+      LANCE_ASSIGN_OR_RAISE(auto col, file::LoadColumn(file, layout.columns[c], layout.file_size, name));
+      data.push_back(std::move(col));
+    }
+    return DecodeData(i, data, layout.num_rows);
   }
 
-  // The smallest window [lo, hi) containing [start, end) whose edges are page
-  // boundaries of every column of field `i`, so each column decodes the same
-  // rows from whole pages.
+  // Where page `p` of column `c` can be cut (2.1+), cached per read.
+  Result<const file::v2_1::PageCuts*> Cuts(size_t c, size_t p) const {
+    auto key = std::make_pair(c, p);
+    auto it = cuts.find(key);
+    if (it == cuts.end()) {
+      LANCE_ASSIGN_OR_RAISE(auto found, file::v2_1::AnalyzePageCuts(layout.columns[c].pages[p], Reader()));
+      it = cuts.emplace(key, std::move(found)).first;
+    }
+    return &it->second;
+  }
+
+  // The largest row <= `row` where column `c` (page starts `starts`) can be
+  // cut, and the smallest row >= `row`.
+  Result<uint64_t> CutDown(size_t c, const std::vector<uint64_t>& starts, uint64_t row) const {
+    auto b = std::upper_bound(starts.begin(), starts.end(), row) - 1;
+    const size_t p = static_cast<size_t>(b - starts.begin());
+    if (*b == row || p >= layout.columns[c].pages.size()) return *b;
+    LANCE_ASSIGN_OR_RAISE(auto page_cuts, Cuts(c, p));
+    return starts[p] + page_cuts->Down(row - starts[p]);
+  }
+  Result<uint64_t> CutUp(size_t c, const std::vector<uint64_t>& starts, uint64_t row) const {
+    auto e = std::lower_bound(starts.begin(), starts.end(), row);
+    if (e == starts.end()) return starts.back();
+    if (*e == row || e == starts.begin()) return *e;
+    const size_t p = static_cast<size_t>(e - starts.begin()) - 1;
+    LANCE_ASSIGN_OR_RAISE(auto page_cuts, Cuts(c, p));
+    return starts[p] + page_cuts->Up(row - starts[p], layout.columns[c].pages[p].length);
+  }
+
+  // The smallest window [lo, hi) containing [start, end) whose edges are
+  // cuts of every column of field `i` (page boundaries, or rows inside pages
+  // whose layout can be read in part), so each column decodes the same rows.
   Result<std::pair<uint64_t, uint64_t>> Window(size_t i, uint64_t start, uint64_t end) const {
     const FieldColumns& fc = fields[i];
     uint64_t lo = start, hi = end;
@@ -144,11 +183,10 @@ struct FileReadContext {
         // Some layouts (e.g. fixed-size lists of structs) count page lengths
         // in items, not rows: such a field is read whole.
         if (starts.back() != layout.num_rows) return std::make_pair(uint64_t{0}, layout.num_rows);
-        // Page boundary at or before lo, and at or after hi.
-        auto b = std::upper_bound(starts.begin(), starts.end(), lo);
-        new_lo = std::min(new_lo, *(b - 1));
-        auto e = std::lower_bound(starts.begin(), starts.end(), hi);
-        new_hi = std::max(new_hi, e == starts.end() ? starts.back() : *e);
+        LANCE_ASSIGN_OR_RAISE(uint64_t down, CutDown(c, starts, lo));
+        LANCE_ASSIGN_OR_RAISE(uint64_t up, CutUp(c, starts, hi));
+        new_lo = std::min(new_lo, down);
+        new_hi = std::max(new_hi, up);
       }
       if (new_lo == lo && new_hi == hi) return std::make_pair(lo, hi);
       lo = new_lo;
@@ -156,23 +194,41 @@ struct FileReadContext {
     }
   }
 
-  // Decodes rows [lo, hi) of field `i`, a window from Window().
+  // Decodes rows [lo, hi) of field `i`, a window from Window(): whole pages
+  // inside it are read whole, pages it cuts only in the part it covers.
   Result<std::shared_ptr<arrow::Array>> DecodeWindow(size_t i, uint64_t lo, uint64_t hi) const {
     const FieldColumns& fc = fields[i];
     if (lo == 0 && hi == layout.num_rows) return DecodeAll(i);
-    std::vector<ColumnInfo> columns;
+    std::vector<file::ColumnData> data;
     for (size_t c = fc.first; c < fc.first + fc.count; ++c) {
-      ColumnInfo sub = layout.columns[c];
-      sub.pages.clear();
+      const ColumnInfo& info = layout.columns[c];
+      ColumnInfo head = info;
+      head.pages.clear();
+      LANCE_ASSIGN_OR_RAISE(auto column, file::LoadColumn(file, head, layout.file_size, name));
       uint64_t row = 0;
-      for (const auto& p : layout.columns[c].pages) {
-        if (row >= lo && row + p.length <= hi) sub.pages.push_back(p);
-        row += p.length;
+      for (size_t p = 0; p < info.pages.size(); ++p) {
+        const PageInfo& page = info.pages[p];
+        const uint64_t page_start = row, page_end = row + page.length;
+        row = page_end;
+        if (page_start >= lo && page_end <= hi) {
+          ColumnInfo one;
+          one.pages.push_back(page);
+          LANCE_ASSIGN_OR_RAISE(auto loaded, file::LoadColumn(file, one, layout.file_size, name));
+          column.pages.push_back(std::move(loaded.pages[0]));
+        } else if (page_start < hi && page_end > lo) {
+          LANCE_ASSIGN_OR_RAISE(auto page_cuts, Cuts(c, p));
+          LANCE_ASSIGN_OR_RAISE(auto part, file::v2_1::LoadPageRows(page, *page_cuts,
+                                                                     std::max(lo, page_start) - page_start,
+                                                                     std::min(hi, page_end) - page_start, Reader()));
+          column.pages.push_back(std::move(part));
+        }
       }
-      columns.push_back(std::move(sub));
+      data.push_back(std::move(column));
     }
-    return Decode(i, columns, hi - lo);
+    return DecodeData(i, data, hi - lo);
   }
+
+  mutable std::map<std::pair<size_t, size_t>, file::v2_1::PageCuts> cuts;
 };
 
 Result<std::vector<uint64_t>> FileReader::ReadWindows(const std::vector<std::string>& columns,
@@ -185,13 +241,13 @@ Result<std::vector<uint64_t>> FileReader::ReadWindows(const std::vector<std::str
   }
   LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
   LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
-  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields)};
+  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields), {}};
   LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, columns, name_));
   const uint64_t target = std::max<uint64_t>(target_rows, 1);
   uint64_t lo = 0;
   while (lo < layout_.num_rows) {
     uint64_t hi = lo + std::min(target, layout_.num_rows - lo);
-    // Grow hi until it is a page boundary of every wanted field.
+    // Grow hi until it is a cut of every wanted field.
     bool moved = true;
     while (moved) {
       moved = false;
@@ -225,7 +281,7 @@ Result<std::shared_ptr<arrow::Table>> FileReader::ReadRange(const std::vector<st
   }
   LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
   LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
-  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields)};
+  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields), {}};
   LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, columns, name_));
   LANCE_ASSIGN_OR_RAISE(auto full_schema, layout_.schema.ToArrow());
   arrow::FieldVector out_fields;
@@ -257,7 +313,7 @@ Result<std::shared_ptr<arrow::Table>> FileReader::Take(const std::vector<std::st
   }
   LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
   LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
-  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields)};
+  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields), {}};
   LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, columns, name_));
   LANCE_ASSIGN_OR_RAISE(auto full_schema, layout_.schema.ToArrow());
   arrow::FieldVector out_fields;
@@ -269,6 +325,14 @@ Result<std::shared_ptr<arrow::Table>> FileReader::Take(const std::vector<std::st
       uint64_t lo = 0, hi = layout_.num_rows;
       if (ReadsPagesSelectively()) {
         LANCE_ASSIGN_OR_RAISE(auto window, ctx.Window(i, offsets[k], offsets[k] + 1));
+        // Rows shortly after the window join it: reading the gap costs less
+        // than decoding another window.
+        size_t j = k;
+        while (true) {
+          while (j < offsets.size() && offsets[j] < window.second) ++j;
+          if (j == offsets.size() || offsets[j] - window.second > kTakeGapRows) break;
+          LANCE_ASSIGN_OR_RAISE(window, ctx.Window(i, window.first, offsets[j] + 1));
+        }
         lo = window.first;
         hi = window.second;
       }

@@ -15,14 +15,10 @@ constexpr uint64_t kMiniBlockAlignment = 8;
 constexpr uint64_t kMaxChunkValues = uint64_t{1} << 20;
 constexpr uint64_t kMaxChunkLevels = uint64_t{1} << 24;
 
-struct ChunkInfo {
-  uint64_t offset;      // byte offset in the data buffer
-  uint64_t size;        // bytes
-  uint64_t num_values;  // values in the chunk
-};
-
 // Parses the chunk metadata words: ((bytes / 8 - 1) << 4) | log2(values),
 // where the last chunk's log is 0 and its count is whatever remains.
+}  // namespace
+
 Result<std::vector<ChunkInfo>> ParseChunkMetadata(ByteSpan meta, bool large, uint64_t num_items, uint64_t data_size) {
   const uint64_t word = large ? 4 : 2;
   if (meta.size() % word != 0) {
@@ -64,6 +60,8 @@ Result<std::vector<ChunkInfo>> ParseChunkMetadata(ByteSpan meta, bool large, uin
   }
   return chunks;
 }
+
+namespace {
 
 Result<std::vector<uint16_t>> DecodeChunkLevels(const pb21::CompressiveEncoding& encoding, const BufferPtr& bytes,
                                                 uint64_t count, arrow::MemoryPool* pool) {

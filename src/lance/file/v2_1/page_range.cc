@@ -1,0 +1,267 @@
+#include "lance/file/v2_1/page_range.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "lance/encodings_v2_1.pb.h"
+#include "lance/file/v2_1/bytes.h"
+#include "lance/file/v2_1/compressive.h"
+#include "lance/file/v2_1/page.h"
+#include "lance/util/protobuf.h"
+
+namespace lance::file::v2_1 {
+
+namespace {
+
+// Reads [offset, +size) of the page buffer `range`.
+Result<BufferPtr> ReadPart(const BlobReader& read, const BufferRange& range, uint64_t offset, uint64_t size,
+                           const char* what) {
+  if (offset > range.size || size > range.size - offset) {
+    return Corrupt(what, ": range [", offset, ", +", size, ") exceeds a ", range.size, "-byte buffer");
+  }
+  if (range.position > std::numeric_limits<uint64_t>::max() - range.size) {
+    return Corrupt(what, ": buffer [", range.position, ", +", range.size, ") overflows");
+  }
+  if (!read) return Status::Invalid("no reader for page buffers");
+  LANCE_ASSIGN_OR_RAISE(BufferPtr buffer, read(range.position + offset, size));
+  if (!buffer || static_cast<uint64_t>(buffer->size()) != size) {
+    return Status::IOError(what, ": short read at ", range.position + offset);
+  }
+  return buffer;
+}
+
+Result<BufferPtr> ReadWhole(const BlobReader& read, const BufferRange& range) {
+  return ReadPart(read, range, 0, range.size, "page buffer");
+}
+
+PageData Header(const PageInfo& page) {
+  PageData out;
+  out.length = page.length;
+  out.priority = page.priority;
+  out.encoding_type_url = page.encoding_type_url;
+  out.encoding = page.encoding;
+  return out;
+}
+
+Result<PageCuts> MiniBlockCuts(const pb21::MiniBlockLayout& layout, const PageInfo& page, const BlobReader& read) {
+  PageCuts cuts;
+  const bool has_rep = layout.has_rep_compression();
+  const uint32_t depth = layout.repetition_index_depth();
+  if (page.length == 0) return cuts;
+  // Without repetition items are rows. With it, only a one-level
+  // repetition index (lists of non-lists) is used to map rows to chunks.
+  if (!has_rep && (depth != 0 || layout.num_items() != page.length)) return cuts;
+  if (has_rep && depth != 1) return cuts;
+  if (page.buffers.size() != 2 + (layout.has_dictionary() ? 1u : 0u) + (depth > 0 ? 1u : 0u)) return cuts;
+  LANCE_ASSIGN_OR_RAISE(BufferPtr metadata, ReadWhole(read, page.buffers[0]));
+  auto chunks = ParseChunkMetadata(AsSpan(metadata), layout.has_large_chunk(), layout.num_items(),
+                                   page.buffers[1].size);
+  if (!chunks.ok()) return cuts;
+  // Per chunk: the rows that end in it, and whether a row continues into
+  // the next chunk (then that boundary is no cut).
+  std::vector<uint64_t> chunk_rows;
+  std::vector<bool> continues;
+  if (!has_rep) {
+    for (const auto& c : *chunks) chunk_rows.push_back(c.num_values);
+    continues.assign(chunks->size(), false);
+  } else {
+    // The repetition index holds, per chunk, two u64: the rows that end in
+    // the chunk and the items of a row it leaves unfinished.
+    const BufferRange& index = page.buffers.back();
+    uint64_t need;
+    if (MulOverflows(chunks->size(), 16, &need) || need != index.size) return cuts;
+    LANCE_ASSIGN_OR_RAISE(BufferPtr words, ReadWhole(read, index));
+    for (size_t c = 0; c < chunks->size(); ++c) {
+      chunk_rows.push_back(LoadLE<uint64_t>(words->data() + c * 16));
+      continues.push_back(LoadLE<uint64_t>(words->data() + c * 16 + 8) != 0);
+    }
+  }
+  cuts.starts.push_back(0);
+  cuts.cut_chunks.push_back(0);
+  uint64_t row = 0;
+  for (size_t c = 0; c < chunks->size(); ++c) {
+    if (AddOverflows(row, chunk_rows[c], &row) || row > page.length) return PageCuts{};
+    if (continues[c]) continue;
+    // A span of chunks without rows: leave such odd pages whole.
+    if (row == cuts.starts.back()) return PageCuts{};
+    cuts.starts.push_back(row);
+    cuts.cut_chunks.push_back(c + 1);
+  }
+  if (row != page.length || cuts.starts.back() != page.length || cuts.cut_chunks.back() != chunks->size()) {
+    return PageCuts{};
+  }
+  cuts.kind = PageCuts::Kind::kChunks;
+  cuts.repeated = has_rep;
+  cuts.chunks = std::move(*chunks);
+  cuts.metadata = std::move(metadata);
+  return cuts;
+}
+
+Result<PageCuts> FullZipCuts(const pb21::FullZipLayout& layout, const PageInfo& page) {
+  PageCuts cuts;
+  if (layout.bits_rep() != 0 || layout.bits_def() > 16) return cuts;
+  if (layout.details_case() != pb21::FullZipLayout::kBitsPerValue || !layout.has_value_compression()) return cuts;
+  if (page.buffers.empty() || page.buffers.size() > 2) return cuts;
+  auto bits = FixedPerValueBits(layout.value_compression());
+  if (!bits.ok() || *bits == 0 || *bits % 8 != 0) return cuts;
+  const uint64_t control = layout.bits_def() == 0 ? 0 : layout.bits_def() <= 8 ? 1 : 2;
+  const uint64_t row_bytes = control + *bits / 8;
+  uint64_t need;
+  if (MulOverflows(page.length, row_bytes, &need)) return cuts;
+  // Without control words the decoder reads a prefix; with them, all bytes.
+  const uint64_t size = page.buffers[0].size;
+  if (control == 0 ? need > size : need != size) return cuts;
+  cuts.kind = PageCuts::Kind::kEveryRow;
+  cuts.row_bytes = row_bytes;
+  return cuts;
+}
+
+PageCuts ConstantCuts(const pb21::ConstantLayout& layout, const PageInfo& page) {
+  PageCuts cuts;
+  const size_t n = page.buffers.size();
+  // Without level buffers every row is the same value (or null).
+  const bool no_levels = layout.has_inline_value() ? n == 0 : n <= 1;
+  if (no_levels && layout.num_rep_values() == 0 && layout.num_def_values() == 0) {
+    cuts.kind = PageCuts::Kind::kEveryRow;
+  }
+  return cuts;
+}
+
+}  // namespace
+
+uint64_t PageCuts::Down(uint64_t row) const {
+  switch (kind) {
+    case Kind::kEveryRow:
+      return row;
+    case Kind::kChunks: {
+      auto it = std::upper_bound(starts.begin(), starts.end(), row);
+      return it == starts.begin() ? 0 : *(it - 1);
+    }
+    case Kind::kWhole:
+      break;
+  }
+  return 0;
+}
+
+uint64_t PageCuts::Up(uint64_t row, uint64_t length) const {
+  switch (kind) {
+    case Kind::kEveryRow:
+      return std::min(row, length);
+    case Kind::kChunks: {
+      auto it = std::lower_bound(starts.begin(), starts.end(), row);
+      return it == starts.end() ? length : std::min(*it, length);
+    }
+    case Kind::kWhole:
+      break;
+  }
+  return row == 0 ? 0 : length;
+}
+
+Result<PageCuts> AnalyzePageCuts(const PageInfo& page, const BlobReader& read) {
+  if (page.encoding_type_url != kPageLayoutTypeUrl) return PageCuts{};
+  pb21::PageLayout layout;
+  if (!util::ParseMessage(page.encoding, &layout)) return PageCuts{};
+  switch (layout.layout_case()) {
+    case pb21::PageLayout::kMiniBlockLayout:
+      return MiniBlockCuts(layout.mini_block_layout(), page, read);
+    case pb21::PageLayout::kFullZipLayout:
+      return FullZipCuts(layout.full_zip_layout(), page);
+    case pb21::PageLayout::kConstantLayout:
+      return ConstantCuts(layout.constant_layout(), page);
+    default:
+      break;
+  }
+  return PageCuts{};
+}
+
+Result<PageData> LoadPageRows(const PageInfo& page, const PageCuts& cuts, uint64_t begin, uint64_t end,
+                              const BlobReader& read) {
+  PageData out = Header(page);
+  if (begin == 0 && end == page.length) {
+    for (const auto& r : page.buffers) {
+      LANCE_ASSIGN_OR_RAISE(auto b, ReadWhole(read, r));
+      out.buffers.push_back(std::move(b));
+    }
+    return out;
+  }
+  if (begin > end || end > page.length || !cuts.IsCut(begin, page.length) || !cuts.IsCut(end, page.length) ||
+      cuts.kind == PageCuts::Kind::kWhole) {
+    return Status::Invalid("rows [", begin, ", ", end, ") of a ", page.length, "-row page are not between cuts");
+  }
+  const uint64_t rows = end - begin;
+  out.length = rows;
+  out.priority = page.priority + begin;
+  pb21::PageLayout layout;
+  if (!util::ParseMessage(page.encoding, &layout)) return Corrupt("the page layout protobuf does not parse");
+  switch (layout.layout_case()) {
+    case pb21::PageLayout::kFullZipLayout: {
+      if (cuts.kind != PageCuts::Kind::kEveryRow || page.buffers.empty()) break;
+      auto* fz = layout.mutable_full_zip_layout();
+      // Both products are within the buffer size, checked by FullZipCuts.
+      LANCE_ASSIGN_OR_RAISE(auto bytes, ReadPart(read, page.buffers[0], begin * cuts.row_bytes,
+                                                 rows * cuts.row_bytes, "full-zip rows"));
+      out.buffers.push_back(std::move(bytes));
+      if (rows > std::numeric_limits<uint32_t>::max()) return Status::Invalid("full-zip range of ", rows, " rows");
+      if (fz->num_items() != 0) fz->set_num_items(static_cast<uint32_t>(rows));
+      if (fz->num_visible_items() != 0) fz->set_num_visible_items(static_cast<uint32_t>(rows));
+      out.encoding = layout.SerializeAsString();
+      return out;
+    }
+    case pb21::PageLayout::kConstantLayout: {
+      if (cuts.kind != PageCuts::Kind::kEveryRow) break;
+      for (const auto& r : page.buffers) {
+        LANCE_ASSIGN_OR_RAISE(auto b, ReadWhole(read, r));
+        out.buffers.push_back(std::move(b));
+      }
+      return out;
+    }
+    case pb21::PageLayout::kMiniBlockLayout: {
+      if (cuts.kind != PageCuts::Kind::kChunks || cuts.starts.size() != cuts.cut_chunks.size() || !cuts.metadata ||
+          page.buffers.size() < 2 || rows == 0) {
+        break;
+      }
+      auto* mb = layout.mutable_mini_block_layout();
+      const size_t k0 = static_cast<size_t>(std::lower_bound(cuts.starts.begin(), cuts.starts.end(), begin) -
+                                            cuts.starts.begin());
+      const size_t k1 = static_cast<size_t>(std::lower_bound(cuts.starts.begin(), cuts.starts.end(), end) -
+                                            cuts.starts.begin());
+      if (k0 >= k1 || k1 >= cuts.cut_chunks.size()) break;
+      const size_t c0 = cuts.cut_chunks[k0], c1 = cuts.cut_chunks[k1];
+      if (c0 >= c1 || c1 > cuts.chunks.size()) break;
+      const uint64_t word = mb->has_large_chunk() ? 4 : 2;
+      const uint64_t meta_size = static_cast<uint64_t>(cuts.metadata->size());
+      if (c1 * word > meta_size) return Corrupt("mini-block chunk metadata of ", meta_size, " bytes");
+      out.buffers.push_back(arrow::SliceBuffer(cuts.metadata, static_cast<int64_t>(c0 * word),
+                                               static_cast<int64_t>((c1 - c0) * word)));
+      const uint64_t first = cuts.chunks[c0].offset;
+      const uint64_t last_end = cuts.chunks[c1 - 1].offset + cuts.chunks[c1 - 1].size;
+      LANCE_ASSIGN_OR_RAISE(auto data, ReadPart(read, page.buffers[1], first, last_end - first, "mini-block chunks"));
+      out.buffers.push_back(std::move(data));
+      const bool has_index = mb->repetition_index_depth() > 0;
+      const size_t plain_end = page.buffers.size() - (has_index ? 1 : 0);
+      for (size_t b = 2; b < plain_end; ++b) {
+        LANCE_ASSIGN_OR_RAISE(auto buffer, ReadWhole(read, page.buffers[b]));
+        out.buffers.push_back(std::move(buffer));
+      }
+      uint64_t items = 0;
+      for (size_t c = c0; c < c1; ++c) items += cuts.chunks[c].num_values;
+      if (has_index) {
+        // The repetition index words of the chunks kept (the decoder does
+        // not use them, but the page must have the buffer).
+        const uint64_t stride = 8 * (uint64_t{mb->repetition_index_depth()} + 1);
+        LANCE_ASSIGN_OR_RAISE(auto index, ReadPart(read, page.buffers.back(), c0 * stride, (c1 - c0) * stride,
+                                                   "mini-block repetition index"));
+        out.buffers.push_back(std::move(index));
+      }
+      mb->set_num_items(items);
+      out.encoding = layout.SerializeAsString();
+      return out;
+    }
+    default:
+      break;
+  }
+  return Status::Invalid("a page of layout ", static_cast<int>(layout.layout_case()), " cannot be cut at rows [",
+                         begin, ", ", end, ")");
+}
+
+}  // namespace lance::file::v2_1

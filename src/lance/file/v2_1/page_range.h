@@ -1,0 +1,62 @@
+// Row ranges inside one 2.1/2.2 page. Writers put a whole column in one page,
+// so reading a few rows must not read (or decode) the whole page. For the
+// layouts that allow it, a page is described by the rows where it can be cut
+// (every row, or the chunk boundaries of a mini-block page), and the rows
+// between two cuts are loaded as a page of their own — reading only the bytes
+// they need — that the ordinary page decoders then decode.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <arrow/buffer.h>
+
+#include "lance/file/column_data.h"
+#include "lance/file/v2_1/field_decoder.h"
+#include "lance/file/v2_1/mini_block.h"
+#include "lance/file_reader.h"
+#include "lance/status.h"
+
+namespace lance::file::v2_1 {
+
+/// Where a page can be cut. Row numbers are relative to the page.
+struct PageCuts {
+  enum class Kind {
+    kWhole,     // only at the page's edges
+    kEveryRow,  // anywhere: full-zip fixed-width values without repetition, constant pages
+    kChunks,    // at mini-block chunk boundaries (a one-level repetition index maps rows to chunks)
+  };
+  Kind kind = Kind::kWhole;
+  /// kEveryRow full-zip pages: bytes per row (control word + value).
+  uint64_t row_bytes = 0;
+  /// kChunks: the rows where the page can be cut (0 first, the page's row
+  /// count last), and for each the first chunk after it (the chunk count
+  /// last). Without repetition every chunk boundary is a cut; with it, those
+  /// no row continues across.
+  std::vector<uint64_t> starts;
+  std::vector<size_t> cut_chunks;
+  /// kChunks: whether the cuts come from a repetition index.
+  bool repeated = false;
+  std::vector<ChunkInfo> chunks;
+  /// kChunks: the page's chunk metadata buffer.
+  std::shared_ptr<arrow::Buffer> metadata;
+
+  /// The largest cut <= row, and the smallest cut >= row (row <= length).
+  uint64_t Down(uint64_t row) const;
+  uint64_t Up(uint64_t row, uint64_t length) const;
+  /// Whether `row` (<= length) is a cut.
+  bool IsCut(uint64_t row, uint64_t length) const { return Down(row) == row || row == length; }
+};
+
+/// Describes where `page` can be cut; reads the chunk metadata of mini-block
+/// pages through `read` (absolute file positions). Pages whose metadata
+/// does not parse are kWhole: decoding them whole reports the problem.
+Result<PageCuts> AnalyzePageCuts(const PageInfo& page, const BlobReader& read);
+
+/// Rows [begin, end) of `page` (both cuts of `cuts`, relative to the page) as
+/// a page of their own, reading only the bytes they need through `read`.
+Result<PageData> LoadPageRows(const PageInfo& page, const PageCuts& cuts, uint64_t begin, uint64_t end,
+                              const BlobReader& read);
+
+}  // namespace lance::file::v2_1
