@@ -76,6 +76,15 @@ class FileReader {
   Result<std::shared_ptr<arrow::Table>> ReadRange(const std::vector<std::string>& columns, uint64_t offset,
                                                   uint64_t count) const;
 
+  /// The smallest run of rows of one top-level field that contains
+  /// [offset, offset + count) and can be decoded on its own (whole pages, or
+  /// cut where the layout allows; the whole field for 2.0 files), decoded.
+  /// Returns its first row and the array. Lets a sequential reader decode
+  /// each part of each field once while slicing windows of its own choosing.
+  Result<std::pair<uint64_t, std::shared_ptr<arrow::Array>>> ReadFieldWindow(const std::string& column,
+                                                                             uint64_t offset,
+                                                                             uint64_t count) const;
+
   /// Rows at `offsets` (ascending; repeats allowed), in that order, reading
   /// only the bytes that hold them in 2.1+ files (as ReadRange).
   Result<std::shared_ptr<arrow::Table>> Take(const std::vector<std::string>& columns,

@@ -78,6 +78,21 @@ TEST(FileReaderTest, RangesTakesAndWindowsAgreeWithWholeReads) {
       ASSERT_TRUE(part.ok()) << part.status().ToString();
       ExpectSameRows(**part, *(*all)->Slice(offset, count), "range");
     }
+    // A field's own decodable run contains the asked rows and agrees with
+    // the whole read.
+    for (const auto& field : (*reader)->schema().fields) {
+      uint64_t offset = rng() % n, count = 1 + rng() % (n - offset);
+      auto window = (*reader)->ReadFieldWindow(field.name, offset, count);
+      ASSERT_TRUE(window.ok()) << window.status().ToString();
+      const auto& [start, array] = *window;
+      ASSERT_LE(start, offset);
+      ASSERT_GE(start + static_cast<uint64_t>(array->length()), offset + count);
+      auto whole = (*all)->GetColumnByName(field.name);
+      auto want = arrow::Concatenate(whole->Slice(start, array->length())->chunks()).ValueOrDie();
+      auto got_table = arrow::Table::Make(arrow::schema({arrow::field(field.name, array->type())}), {array});
+      auto want_table = arrow::Table::Make(arrow::schema({arrow::field(field.name, want->type())}), {want});
+      ExpectSameRows(*got_table, *want_table, "field window " + field.name);
+    }
     std::vector<uint64_t> rows;
     for (int k = 0; k < 40; ++k) rows.push_back(rng() % n);
     rows.push_back(n - 1);

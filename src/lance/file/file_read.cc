@@ -303,6 +303,27 @@ Result<std::shared_ptr<arrow::Table>> FileReader::ReadRange(const std::vector<st
                             static_cast<int64_t>(count));
 }
 
+Result<std::pair<uint64_t, std::shared_ptr<arrow::Array>>> FileReader::ReadFieldWindow(const std::string& column,
+                                                                                        uint64_t offset,
+                                                                                        uint64_t count) const {
+  if (offset > layout_.num_rows || count > layout_.num_rows - offset) {
+    return Status::IndexError("rows [", offset, ", +", count, ") are past the end of ", name_, " (",
+                              layout_.num_rows, " rows)");
+  }
+  LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
+  LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
+  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields), {}};
+  LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, {column}, name_));
+  const size_t i = wanted.front();
+  if (!ReadsPagesSelectively()) {
+    LANCE_ASSIGN_OR_RAISE(auto array, ctx.DecodeAll(i));
+    return std::make_pair(uint64_t{0}, array);
+  }
+  LANCE_ASSIGN_OR_RAISE(auto window, ctx.Window(i, offset, offset + count));
+  LANCE_ASSIGN_OR_RAISE(auto array, ctx.DecodeWindow(i, window.first, window.second));
+  return std::make_pair(window.first, array);
+}
+
 Result<std::shared_ptr<arrow::Table>> FileReader::Take(const std::vector<std::string>& columns,
                                                        const std::vector<uint64_t>& offsets) const {
   for (size_t k = 0; k < offsets.size(); ++k) {

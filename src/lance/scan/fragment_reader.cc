@@ -95,41 +95,24 @@ Result<std::unique_ptr<FragmentReader>> FragmentReader::Open(const Dataset& data
   return reader;
 }
 
+uint64_t FragmentReader::EstimatedBytesPerRow() const {
+  if (rows_ == 0) return 0;
+  uint64_t bytes = 0;
+  for (const auto& source : sources_) {
+    if (source.v2) bytes += source.v2->layout().file_size;
+  }
+  return bytes / rows_;
+}
+
 bool FragmentReader::ReadsPagesSelectively() const {
   return std::all_of(sources_.begin(), sources_.end(),
                      [](const Source& s) { return s.v2 && s.v2->ReadsPagesSelectively(); });
 }
 
 Result<std::vector<uint64_t>> FragmentReader::ReadWindows(uint64_t target_rows) const {
-  // Each source's own page-aligned boundaries; a window ends where all agree.
-  std::vector<std::vector<uint64_t>> per_source;
-  for (const auto& source : sources_) {
-    if (source.v2) {
-      LANCE_ASSIGN_OR_RAISE(auto b, source.v2->ReadWindows(source.names, target_rows));
-      per_source.push_back(std::move(b));
-    } else {
-      per_source.push_back({0, rows_});
-    }
-  }
   std::vector<uint64_t> bounds{0};
-  uint64_t lo = 0;
-  while (lo < rows_) {
-    uint64_t hi = lo + std::min<uint64_t>(std::max<uint64_t>(target_rows, 1), rows_ - lo);
-    bool moved = true;
-    while (moved) {
-      moved = false;
-      for (const auto& b : per_source) {
-        auto it = std::lower_bound(b.begin(), b.end(), hi);
-        uint64_t snapped = it == b.end() ? rows_ : *it;
-        if (snapped > hi) {
-          hi = snapped;
-          moved = true;
-        }
-      }
-    }
-    bounds.push_back(hi);
-    lo = hi;
-  }
+  const uint64_t step = std::max<uint64_t>(target_rows, 1);
+  while (bounds.back() < rows_) bounds.push_back(bounds.back() + std::min(step, rows_ - bounds.back()));
   return bounds;
 }
 
@@ -137,13 +120,25 @@ Result<std::vector<std::shared_ptr<arrow::Array>>> FragmentReader::ReadSource(So
                                                                              uint64_t count,
                                                                              const std::vector<uint64_t>* offsets) {
   std::vector<std::shared_ptr<arrow::Array>> out;
+  if (source.v2 && !offsets) {
+    // Slice each field from its cached window, decoding the next one when
+    // the range runs past it.
+    source.windows.resize(source.names.size());
+    for (size_t k = 0; k < source.names.size(); ++k) {
+      auto& [start, array] = source.windows[k];
+      if (!array || offset < start || offset + count > start + static_cast<uint64_t>(array->length())) {
+        array.reset();  // release the old window before decoding the next
+        LANCE_ASSIGN_OR_RAISE(auto window, source.v2->ReadFieldWindow(source.names[k], offset, count));
+        start = window.first;
+        array = std::move(window.second);
+      }
+      out.push_back(array->Slice(static_cast<int64_t>(offset - start), static_cast<int64_t>(count)));
+    }
+    return out;
+  }
   if (source.v2) {
     std::shared_ptr<arrow::Table> table;
-    if (offsets) {
-      LANCE_ASSIGN_OR_RAISE(table, source.v2->Take(source.names, *offsets));
-    } else {
-      LANCE_ASSIGN_OR_RAISE(table, source.v2->ReadRange(source.names, offset, count));
-    }
+    LANCE_ASSIGN_OR_RAISE(table, source.v2->Take(source.names, *offsets));
     LANCE_ASSIGN_OR_RAISE(table, table->CombineChunks(pool_));
     for (int c = 0; c < table->num_columns(); ++c) {
       const auto& chunked = table->column(c);

@@ -28,11 +28,15 @@ class FragmentReader {
 
   /// Physical rows, deleted ones included.
   uint64_t num_rows() const { return rows_; }
+  /// Bytes per physical row of the fields' data files (file sizes over rows;
+  /// an estimate that sizes scan windows). 0 when unknown.
+  uint64_t EstimatedBytesPerRow() const;
   /// Whether every data file reads only the pages a range or take needs.
   bool ReadsPagesSelectively() const;
 
-  /// Row boundaries that cut every data file only between pages, windows of
-  /// at least `target_rows` rows: the unit of a bounded-memory scan.
+  /// Row boundaries every `target_rows` rows: the unit of a bounded-memory
+  /// scan. Each field is decoded in runs it can decode on its own and
+  /// sliced, so windows need not align with any field's pages.
   Result<std::vector<uint64_t>> ReadWindows(uint64_t target_rows) const;
 
   /// Physical rows [offset, offset + count).
@@ -49,6 +53,9 @@ class FragmentReader {
     std::shared_ptr<arrow::RecordBatch> legacy_rows;               // decoded once
     std::vector<size_t> outputs;                                   // indexes into fields_
     std::vector<std::string> names;                                // v2: field names in the file
+    // v2: the last decoded window of each field (first row, rows), so a
+    // sequential scan decodes every part of a field once.
+    std::vector<std::pair<uint64_t, std::shared_ptr<arrow::Array>>> windows;
   };
   Result<std::vector<std::shared_ptr<arrow::Array>>> ReadSource(Source& source, uint64_t offset, uint64_t count,
                                                                 const std::vector<uint64_t>* offsets);

@@ -127,10 +127,17 @@ Result<Plan> MakePlan(std::shared_ptr<const Dataset> dataset, ScanOptions option
   return plan;
 }
 
-// Rows per window of a scan: pages of 2.1+ files are read a window at a
-// time, so memory follows the window (and the largest page), not the
-// fragment.
-constexpr uint64_t kScanWindowRows = 64 * 1024;
+// A scan reads each fragment a window at a time, so memory follows the
+// window, not the fragment. Windows aim at this many bytes of data files
+// (wide rows such as embeddings get fewer rows), within these row bounds.
+constexpr uint64_t kScanWindowBytes = 16 << 20;
+constexpr uint64_t kScanWindowMinRows = 1024;
+constexpr uint64_t kScanWindowMaxRows = 64 * 1024;
+
+uint64_t ScanWindowRows(uint64_t bytes_per_row) {
+  if (bytes_per_row == 0) return kScanWindowMaxRows;
+  return std::clamp<uint64_t>(kScanWindowBytes / bytes_per_row, kScanWindowMinRows, kScanWindowMaxRows);
+}
 
 // One fragment being scanned window by window.
 struct FragmentScan {
@@ -147,7 +154,7 @@ Result<FragmentScan> StartFragment(const Plan& plan, const Fragment& fragment) {
   FragmentScan fs;
   fs.fragment = &fragment;
   LANCE_ASSIGN_OR_RAISE(fs.reader, scan::FragmentReader::Open(ds, fragment, plan.read_fields, plan.options.pool));
-  LANCE_ASSIGN_OR_RAISE(fs.windows, fs.reader->ReadWindows(kScanWindowRows));
+  LANCE_ASSIGN_OR_RAISE(fs.windows, fs.reader->ReadWindows(ScanWindowRows(fs.reader->EstimatedBytesPerRow())));
   LANCE_ASSIGN_OR_RAISE(fs.deleted, ds.DeletedRows(fragment));
   if (plan.options.with_row_id && ds.manifest().UsesStableRowIds()) {
     LANCE_ASSIGN_OR_RAISE(fs.row_ids, ds.RowIds(fragment));
