@@ -29,7 +29,15 @@ std::vector<std::string> SplitCommas(const std::string& s) {
   return out;
 }
 
+// Peak resident memory of this process image. VmHWM, not ru_maxrss: the
+// latter survives exec, so a child of a big Python process would report
+// its parent's peak.
 int64_t PeakRssKiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6));
+  }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss;
