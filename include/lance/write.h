@@ -1,0 +1,45 @@
+// Table writes: create, append, overwrite, and the operations that modify
+// rows (delete, update, merge-insert), restore and cleanup. Every call is one
+// commit: a transaction plus a manifest for version latest + 1, atomically.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <arrow/record_batch.h>
+
+#include "lance/dataset.h"
+#include "lance/file_writer.h"
+#include "lance/status.h"
+
+namespace lance {
+
+enum class WriteMode { kCreate, kAppend, kOverwrite };
+
+struct WriteParams {
+  WriteMode mode = WriteMode::kCreate;
+  /// pylance's defaults.
+  uint64_t max_rows_per_file = 1024 * 1024;
+  uint64_t max_rows_per_group = 1024;
+  uint64_t max_bytes_per_file = 90ull * 1024 * 1024 * 1024;
+  /// "2.0", "2.1", "2.2"/"stable"; unset = the existing dataset's, else 2.2.
+  std::optional<std::string> data_storage_version;
+  /// Only when creating (or overwriting); an existing dataset keeps its own.
+  bool enable_stable_row_ids = false;
+  /// Only when creating; an existing dataset keeps its naming scheme.
+  /// pylance 14 names new datasets' manifests the V2 way.
+  bool enable_v2_manifest_paths = true;
+  /// Config entries to set on the new version (merged into existing config).
+  std::map<std::string, std::string> config;
+  FileWriterOptions file_options;
+};
+
+/// Writes `data` to `uri` per `params.mode` and returns the new version.
+Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::RecordBatchReader>& data,
+                                              const std::string& uri, const WriteParams& params = {});
+
+}  // namespace lance

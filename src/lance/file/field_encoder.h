@@ -1,0 +1,65 @@
+// The seam between the container writer and the per-version encoders.
+// A FieldEncoder turns the values of one top-level field into pages of one or
+// more columns; the container writer writes each page's buffers as it gets
+// them (64-byte aligned) and keeps only their metadata until Finish.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <arrow/array.h>
+#include <arrow/buffer.h>
+
+#include "lance/file/column_data.h"
+#include "lance/file/version.h"
+#include "lance/schema.h"
+#include "lance/status.h"
+
+namespace lance::file {
+
+struct EncodedPage {
+  /// Index of the column in the file (the encoder's first column + k).
+  uint32_t column_index = 0;
+  /// length, priority, encoding (Any type URL + serialized message) and
+  /// buffers, exactly as the reader's PageData sees them.
+  PageData page;
+};
+
+/// Column-level metadata an encoder hands over when the file finishes.
+struct EncodedColumn {
+  std::string encoding_type_url;  // empty = no column encoding
+  std::string encoding;
+  std::vector<std::shared_ptr<arrow::Buffer>> buffers;
+};
+
+struct EncoderOptions {
+  FileVersion version = FileVersion::kV2_2;
+  uint64_t cache_bytes_per_column = 8 * 1024 * 1024;
+  uint64_t max_page_bytes = 32 * 1024 * 1024;
+};
+
+class FieldEncoder {
+ public:
+  virtual ~FieldEncoder() = default;
+  /// Columns this field occupies in the file (consecutive, from the first
+  /// column it was made with).
+  virtual uint32_t num_columns() const = 0;
+  /// Buffers `array` (the field's values for the next rows); returns the
+  /// pages that are ready, in the order they are to be written.
+  virtual Result<std::vector<EncodedPage>> Append(const std::shared_ptr<arrow::Array>& array) = 0;
+  /// Encodes whatever is still buffered (called once, at Finish).
+  virtual Result<std::vector<EncodedPage>> Flush() = 0;
+  /// One entry per column, after Flush.
+  virtual Result<std::vector<EncodedColumn>> FinishColumns() = 0;
+};
+
+/// 2.0 encoders (src/lance/file/v2_0/).
+Result<std::unique_ptr<FieldEncoder>> MakeFieldEncoderV2_0(const Field& field, uint32_t first_column,
+                                                           const EncoderOptions& options);
+/// 2.1/2.2 structural encoders (src/lance/file/v2_1/).
+Result<std::unique_ptr<FieldEncoder>> MakeFieldEncoderV2_1(const Field& field, uint32_t first_column,
+                                                           const EncoderOptions& options);
+
+}  // namespace lance::file
