@@ -12,6 +12,7 @@
 
 #include "lance/file/container.h"
 #include "lance/file/v2_0/field_decoder.h"
+#include "lance/file/v2_0/page_range.h"
 #include "lance/file/v2_1/field_decoder.h"
 #include "lance/file/v2_1/page_range.h"
 #include "lance/file/version.h"
@@ -90,7 +91,7 @@ Result<std::vector<size_t>> FieldIndexes(const FileLayout& layout, const std::ve
 }
 
 // Take: rows at most this far after a window are read with it.
-constexpr uint64_t kTakeGapRows = 32;
+constexpr uint64_t kTakeGapRows = 0;
 
 // The first row of each page of a column, plus the end.
 std::vector<uint64_t> PageStarts(const ColumnInfo& c) {
@@ -99,7 +100,63 @@ std::vector<uint64_t> PageStarts(const ColumnInfo& c) {
   return starts;
 }
 
+// Joins the pieces of a take. Dictionary pieces decoded from different pages
+// carry different dictionaries, which arrow::Concatenate cannot always unify
+// (it refuses dictionaries holding nulls): pieces with equal dictionaries
+// share one, others get the dictionaries appended and their indices shifted.
+Result<std::shared_ptr<arrow::Array>> ConcatenatePieces(const arrow::ArrayVector& pieces, arrow::MemoryPool* pool) {
+  if (pieces.size() == 1) return pieces[0];
+  if (pieces[0]->type_id() != arrow::Type::DICTIONARY) return arrow::Concatenate(pieces, pool);
+  const auto type = std::static_pointer_cast<arrow::DictionaryType>(pieces[0]->type());
+  arrow::ArrayVector dictionaries, indices;
+  bool same = true;
+  for (const auto& piece : pieces) {
+    const auto& d = static_cast<const arrow::DictionaryArray&>(*piece);
+    dictionaries.push_back(d.dictionary());
+    indices.push_back(d.indices());
+    same = same && d.dictionary()->Equals(*dictionaries[0]);
+  }
+  std::shared_ptr<arrow::Array> dictionary = dictionaries[0];
+  if (!same) {
+    int64_t total = 0;
+    for (const auto& d : dictionaries) total += d->length();
+    const int bits = type->index_type()->bit_width();
+    const bool is_signed = arrow::is_signed_integer(type->index_type()->id());
+    const int64_t max_index = bits >= 63 ? INT64_MAX : (int64_t{1} << (is_signed ? bits - 1 : bits)) - 1;
+    if (total - 1 > max_index) {
+      return Status::NotImplemented("a take across ", pieces.size(), " dictionary pages whose dictionaries hold ",
+                                    total, " values together, more than ", type->index_type()->ToString(),
+                                    " indices reach");
+    }
+    int64_t shift = 0;
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      if (shift > 0) {
+        LANCE_ASSIGN_OR_RAISE(auto shifted, arrow::compute::Add(indices[k], arrow::MakeScalar(shift)));
+        LANCE_ASSIGN_OR_RAISE(auto cast, arrow::compute::Cast(shifted, type->index_type()));
+        indices[k] = cast.make_array();
+      }
+      shift += dictionaries[k]->length();
+    }
+    LANCE_ASSIGN_OR_RAISE(dictionary, arrow::Concatenate(dictionaries, pool));
+  }
+  LANCE_ASSIGN_OR_RAISE(auto all_indices, arrow::Concatenate(indices, pool));
+  return arrow::DictionaryArray::FromArrays(type, all_indices, dictionary);
+}
+
+// Bytes of file data a take decodes at once: windows are decoded in batches
+// of about this size so a large take never holds all its pages at once.
+constexpr uint64_t kTakeBatchBytes = 16 * 1024 * 1024;
+
 }  // namespace
+
+// Where a page can be cut, in the terms of its file version.
+struct AnyPageCuts {
+  bool v20 = false;
+  file::v2_0::PageCuts cuts20;
+  file::v2_1::PageCuts cuts21;
+  uint64_t Down(uint64_t row) const { return v20 ? cuts20.Down(row) : cuts21.Down(row); }
+  uint64_t Up(uint64_t row, uint64_t length) const { return v20 ? cuts20.Up(row, length) : cuts21.Up(row, length); }
+};
 
 // Everything one read needs, bound to this reader.
 struct FileReadContext {
@@ -141,15 +198,31 @@ struct FileReadContext {
     return DecodeData(i, data, layout.num_rows);
   }
 
-  // Where page `p` of column `c` can be cut (2.1+), cached per read.
-  Result<const file::v2_1::PageCuts*> Cuts(size_t c, size_t p) const {
+  // Where page `p` of column `c` can be cut, cached per read.
+  Result<const AnyPageCuts*> Cuts(size_t c, size_t p) const {
     auto key = std::make_pair(c, p);
     auto it = cuts.find(key);
     if (it == cuts.end()) {
-      LANCE_ASSIGN_OR_RAISE(auto found, file::v2_1::AnalyzePageCuts(layout.columns[c].pages[p], Reader()));
+      AnyPageCuts found;
+      found.v20 = version == file::FileVersion::kV2_0;
+      if (found.v20) {
+        found.cuts20 = file::v2_0::AnalyzePageCuts(layout.columns[c].pages[p]);
+      } else {
+        LANCE_ASSIGN_OR_RAISE(found.cuts21, file::v2_1::AnalyzePageCuts(layout.columns[c].pages[p], Reader()));
+      }
       it = cuts.emplace(key, std::move(found)).first;
     }
     return &it->second;
+  }
+
+  // The rows of `ranges` (relative, between cuts) of page `p` of column
+  // `c` as one page.
+  Result<file::PageData> LoadParts(size_t c, size_t p,
+                                   const std::vector<std::pair<uint64_t, uint64_t>>& ranges) const {
+    LANCE_ASSIGN_OR_RAISE(auto page_cuts, Cuts(c, p));
+    const PageInfo& page = layout.columns[c].pages[p];
+    if (page_cuts->v20) return file::v2_0::LoadPageRowRanges(page, page_cuts->cuts20, ranges, Reader());
+    return file::v2_1::LoadPageRowRanges(page, page_cuts->cuts21, ranges, Reader());
   }
 
   // The largest row <= `row` where column `c` (page starts `starts`) can be
@@ -194,11 +267,21 @@ struct FileReadContext {
     }
   }
 
-  // Decodes rows [lo, hi) of field `i`, a window from Window(): whole pages
-  // inside it are read whole, pages it cuts only in the part it covers.
+  // Decodes rows [lo, hi) of field `i`, a window from Window().
   Result<std::shared_ptr<arrow::Array>> DecodeWindow(size_t i, uint64_t lo, uint64_t hi) const {
-    const FieldColumns& fc = fields[i];
     if (lo == 0 && hi == layout.num_rows) return DecodeAll(i);
+    return DecodeWindows(i, {{lo, hi}});
+  }
+
+  // Decodes the rows of several windows of field `i` (ascending, disjoint,
+  // each from Window()) as one array holding them in order: pages inside a
+  // window are read whole, pages the windows cut only in the parts they
+  // cover, and each page once, so its dictionary decodes once too.
+  Result<std::shared_ptr<arrow::Array>> DecodeWindows(size_t i,
+                                                      const std::vector<std::pair<uint64_t, uint64_t>>& windows) const {
+    const FieldColumns& fc = fields[i];
+    uint64_t rows = 0;
+    for (const auto& [lo, hi] : windows) rows += hi - lo;
     std::vector<file::ColumnData> data;
     for (size_t c = fc.first; c < fc.first + fc.count; ++c) {
       const ColumnInfo& info = layout.columns[c];
@@ -206,29 +289,35 @@ struct FileReadContext {
       head.pages.clear();
       LANCE_ASSIGN_OR_RAISE(auto column, file::LoadColumn(file, head, layout.file_size, name));
       uint64_t row = 0;
+      size_t w = 0;
       for (size_t p = 0; p < info.pages.size(); ++p) {
         const PageInfo& page = info.pages[p];
         const uint64_t page_start = row, page_end = row + page.length;
         row = page_end;
-        if (page_start >= lo && page_end <= hi) {
+        // The parts of the windows inside this page, relative to it.
+        std::vector<std::pair<uint64_t, uint64_t>> parts;
+        while (w < windows.size() && windows[w].second <= page_start) ++w;
+        for (size_t v = w; v < windows.size() && windows[v].first < page_end; ++v) {
+          const uint64_t a = std::max(windows[v].first, page_start), b = std::min(windows[v].second, page_end);
+          if (a < b) parts.emplace_back(a - page_start, b - page_start);
+        }
+        if (parts.empty()) continue;
+        if (parts.size() == 1 && parts[0].first == 0 && parts[0].second == page.length) {
           ColumnInfo one;
           one.pages.push_back(page);
           LANCE_ASSIGN_OR_RAISE(auto loaded, file::LoadColumn(file, one, layout.file_size, name));
           column.pages.push_back(std::move(loaded.pages[0]));
-        } else if (page_start < hi && page_end > lo) {
-          LANCE_ASSIGN_OR_RAISE(auto page_cuts, Cuts(c, p));
-          LANCE_ASSIGN_OR_RAISE(auto part, file::v2_1::LoadPageRows(page, *page_cuts,
-                                                                     std::max(lo, page_start) - page_start,
-                                                                     std::min(hi, page_end) - page_start, Reader()));
+        } else {
+          LANCE_ASSIGN_OR_RAISE(auto part, LoadParts(c, p, parts));
           column.pages.push_back(std::move(part));
         }
       }
       data.push_back(std::move(column));
     }
-    return DecodeData(i, data, hi - lo);
+    return DecodeData(i, data, rows);
   }
 
-  mutable std::map<std::pair<size_t, size_t>, file::v2_1::PageCuts> cuts;
+  mutable std::map<std::pair<size_t, size_t>, AnyPageCuts> cuts;
 };
 
 Result<std::vector<uint64_t>> FileReader::ReadWindows(const std::vector<std::string>& columns,
@@ -266,7 +355,8 @@ Result<std::vector<uint64_t>> FileReader::ReadWindows(const std::vector<std::str
 }
 
 bool FileReader::ReadsPagesSelectively() const {
-  return layout_.major_version == 2 && layout_.minor_version >= 1;
+  // Every v2 file; legacy files are read by their own reader.
+  return layout_.major_version == 2 || (layout_.major_version == 0 && layout_.minor_version == 3);
 }
 
 Result<std::shared_ptr<arrow::Table>> FileReader::ReadAll(const std::vector<std::string>& columns) const {
@@ -340,26 +430,51 @@ Result<std::shared_ptr<arrow::Table>> FileReader::Take(const std::vector<std::st
   arrow::FieldVector out_fields;
   arrow::ArrayVector out_arrays;
   for (size_t i : wanted) {
-    arrow::ArrayVector pieces;
+    // The windows holding the rows, then one decode of all of them.
+    std::vector<std::pair<uint64_t, uint64_t>> windows;
     size_t k = 0;
     while (k < offsets.size()) {
-      uint64_t lo = 0, hi = layout_.num_rows;
-      if (ReadsPagesSelectively()) {
-        LANCE_ASSIGN_OR_RAISE(auto window, ctx.Window(i, offsets[k], offsets[k] + 1));
-        // Rows shortly after the window join it: reading the gap costs less
-        // than decoding another window.
-        size_t j = k;
-        while (true) {
-          while (j < offsets.size() && offsets[j] < window.second) ++j;
-          if (j == offsets.size() || offsets[j] - window.second > kTakeGapRows) break;
-          LANCE_ASSIGN_OR_RAISE(window, ctx.Window(i, window.first, offsets[j] + 1));
-        }
-        lo = window.first;
-        hi = window.second;
+      LANCE_ASSIGN_OR_RAISE(auto window, ctx.Window(i, offsets[k], offsets[k] + 1));
+      // Rows shortly after the window join it: reading the gap costs less
+      // than another window.
+      while (true) {
+        while (k < offsets.size() && offsets[k] < window.second) ++k;
+        if (k == offsets.size() || offsets[k] - window.second > kTakeGapRows) break;
+        LANCE_ASSIGN_OR_RAISE(window, ctx.Window(i, window.first, offsets[k] + 1));
       }
-      LANCE_ASSIGN_OR_RAISE(auto array, ctx.DecodeWindow(i, lo, hi));
+      windows.push_back(window);
+    }
+    // File bytes per row of the field, to size the batches.
+    uint64_t field_bytes = 0;
+    for (size_t c = ctx.fields[i].first; c < ctx.fields[i].first + ctx.fields[i].count; ++c) {
+      for (const auto& page : layout_.columns[c].pages) {
+        for (const auto& b : page.buffers) field_bytes += b.size;
+      }
+    }
+    const uint64_t bytes_per_row = std::max<uint64_t>(1, field_bytes / std::max<uint64_t>(1, layout_.num_rows));
+    const uint64_t batch_rows = std::max<uint64_t>(1, kTakeBatchBytes / bytes_per_row);
+    arrow::ArrayVector pieces;
+    size_t w = 0, next = 0;
+    while (w < windows.size()) {
+      std::vector<std::pair<uint64_t, uint64_t>> batch{windows[w++]};
+      uint64_t batch_rows_now = batch[0].second - batch[0].first;
+      while (w < windows.size() && batch_rows_now + (windows[w].second - windows[w].first) <= batch_rows) {
+        batch_rows_now += windows[w].second - windows[w].first;
+        batch.push_back(windows[w++]);
+      }
+      std::shared_ptr<arrow::Array> array;
+      if (batch.size() == 1) {
+        LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeWindow(i, batch[0].first, batch[0].second));
+      } else {
+        LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeWindows(i, batch));
+      }
       arrow::UInt64Builder idx(pool_);
-      for (; k < offsets.size() && offsets[k] < hi; ++k) LANCE_RETURN_NOT_OK(idx.Append(offsets[k] - lo));
+      uint64_t base = 0;
+      size_t v = 0;
+      for (; next < offsets.size() && offsets[next] < batch.back().second; ++next) {
+        while (offsets[next] >= batch[v].second) base += batch[v].second - batch[v].first, ++v;
+        LANCE_RETURN_NOT_OK(idx.Append(base + offsets[next] - batch[v].first));
+      }
       std::shared_ptr<arrow::Array> indices;
       LANCE_RETURN_NOT_OK(idx.Finish(&indices));
       LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(array, indices));
@@ -369,10 +484,8 @@ Result<std::shared_ptr<arrow::Table>> FileReader::Take(const std::vector<std::st
     if (pieces.empty()) {
       LANCE_ASSIGN_OR_RAISE(auto type, ArrowTypeFromField(layout_.schema.fields[i]));
       LANCE_ASSIGN_OR_RAISE(column, arrow::MakeEmptyArray(type, pool_));
-    } else if (pieces.size() == 1) {
-      column = pieces[0];
     } else {
-      LANCE_ASSIGN_OR_RAISE(column, arrow::Concatenate(pieces, pool_));
+      LANCE_ASSIGN_OR_RAISE(column, ConcatenatePieces(pieces, pool_));
     }
     out_fields.push_back(full_schema->field(static_cast<int>(i)));
     out_arrays.push_back(std::move(column));

@@ -107,12 +107,6 @@ DataBlock DataBlock::Constant(std::shared_ptr<arrow::Buffer> scalar, uint64_t nu
   return b;
 }
 
-uint64_t VariableOffset(const DataBlock& block, uint64_t i) {
-  const uint8_t* p = block.offsets->data();
-  if (block.bits_per_offset == 32) return LoadLE<uint32_t>(p + i * 4);
-  return LoadLE<uint64_t>(p + i * 8);
-}
-
 Status ValidateBlock(const DataBlock& block) {
   switch (block.kind) {
     case BlockKind::kAllNull:

@@ -4,6 +4,8 @@
 // nullable, packed struct, all-null, constant).
 #pragma once
 
+#include "lance/file/v2_1/bytes.h"
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -53,7 +55,11 @@ struct DataBlock {
 Status ValidateBlock(const DataBlock& block);
 
 /// Offset `i` of a variable-width block (no bounds check; validate first).
-uint64_t VariableOffset(const DataBlock& block, uint64_t i);
+inline uint64_t VariableOffset(const DataBlock& block, uint64_t i) {
+  const uint8_t* p = block.offsets->data();
+  if (block.bits_per_offset == 32) return LoadLE<uint32_t>(p + i * 4);
+  return LoadLE<uint64_t>(p + i * 8);
+}
 
 /// Concatenates blocks of the same shape (as produced by the chunks of one page).
 Result<DataBlock> ConcatBlocks(std::vector<DataBlock> blocks, arrow::MemoryPool* pool);

@@ -34,6 +34,32 @@ Result<BufferPtr> ReadWhole(const BlobReader& read, const BufferRange& range) {
   return ReadPart(read, range, 0, range.size, "page buffer");
 }
 
+Result<BufferPtr> ReadSpans(const BlobReader& read, const BufferRange& range,
+                            const std::vector<std::pair<uint64_t, uint64_t>>& spans, const char* what) {
+  if (spans.size() == 1) return ReadPart(read, range, spans[0].first, spans[0].second, what);
+  // Spans close to each other are read together: on a local file a read
+  // costs about as much as copying a few KiB, so only small gaps are worth
+  // reading through.
+  constexpr uint64_t kGapBytes = 8 * 1024;
+  std::vector<BufferPtr> parts;
+  size_t k = 0;
+  while (k < spans.size()) {
+    size_t j = k + 1;
+    uint64_t span_end = spans[k].first + spans[k].second;
+    while (j < spans.size() && spans[j].first >= span_end && spans[j].first - span_end <= kGapBytes) {
+      span_end = spans[j].first + spans[j].second;
+      ++j;
+    }
+    LANCE_ASSIGN_OR_RAISE(auto block, ReadPart(read, range, spans[k].first, span_end - spans[k].first, what));
+    for (size_t m = k; m < j; ++m) {
+      parts.push_back(arrow::SliceBuffer(block, static_cast<int64_t>(spans[m].first - spans[k].first),
+                                         static_cast<int64_t>(spans[m].second)));
+    }
+    k = j;
+  }
+  return arrow::ConcatenateBuffers(parts);
+}
+
 PageData Header(const PageInfo& page) {
   PageData out;
   out.length = page.length;
@@ -176,30 +202,43 @@ Result<PageCuts> AnalyzePageCuts(const PageInfo& page, const BlobReader& read) {
 
 Result<PageData> LoadPageRows(const PageInfo& page, const PageCuts& cuts, uint64_t begin, uint64_t end,
                               const BlobReader& read) {
+  return LoadPageRowRanges(page, cuts, {{begin, end}}, read);
+}
+
+Result<PageData> LoadPageRowRanges(const PageInfo& page, const PageCuts& cuts,
+                                   const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+                                   const BlobReader& read) {
   PageData out = Header(page);
-  if (begin == 0 && end == page.length) {
+  if (ranges.size() == 1 && ranges[0].first == 0 && ranges[0].second == page.length) {
     for (const auto& r : page.buffers) {
       LANCE_ASSIGN_OR_RAISE(auto b, ReadWhole(read, r));
       out.buffers.push_back(std::move(b));
     }
     return out;
   }
-  if (begin > end || end > page.length || !cuts.IsCut(begin, page.length) || !cuts.IsCut(end, page.length) ||
-      cuts.kind == PageCuts::Kind::kWhole) {
-    return Status::Invalid("rows [", begin, ", ", end, ") of a ", page.length, "-row page are not between cuts");
+  uint64_t rows = 0, prev_end = 0;
+  for (const auto& [begin, end] : ranges) {
+    if (begin >= end || begin < prev_end || end > page.length || !cuts.IsCut(begin, page.length) ||
+        !cuts.IsCut(end, page.length) || cuts.kind == PageCuts::Kind::kWhole) {
+      return Status::Invalid("rows [", begin, ", ", end, ") of a ", page.length,
+                             "-row page are not between cuts, or not ascending");
+    }
+    prev_end = end;
+    rows += end - begin;
   }
-  const uint64_t rows = end - begin;
+  if (ranges.empty()) return Status::Invalid("no rows of the page asked for");
   out.length = rows;
-  out.priority = page.priority + begin;
+  out.priority = page.priority + ranges[0].first;
   pb21::PageLayout layout;
   if (!util::ParseMessage(page.encoding, &layout)) return Corrupt("the page layout protobuf does not parse");
   switch (layout.layout_case()) {
     case pb21::PageLayout::kFullZipLayout: {
       if (cuts.kind != PageCuts::Kind::kEveryRow || page.buffers.empty()) break;
       auto* fz = layout.mutable_full_zip_layout();
-      // Both products are within the buffer size, checked by FullZipCuts.
-      LANCE_ASSIGN_OR_RAISE(auto bytes, ReadPart(read, page.buffers[0], begin * cuts.row_bytes,
-                                                 rows * cuts.row_bytes, "full-zip rows"));
+      // The products are within the buffer size, checked by FullZipCuts.
+      std::vector<std::pair<uint64_t, uint64_t>> spans;
+      for (const auto& [begin, end] : ranges) spans.emplace_back(begin * cuts.row_bytes, (end - begin) * cuts.row_bytes);
+      LANCE_ASSIGN_OR_RAISE(auto bytes, ReadSpans(read, page.buffers[0], spans, "full-zip rows"));
       out.buffers.push_back(std::move(bytes));
       if (rows > std::numeric_limits<uint32_t>::max()) return Status::Invalid("full-zip range of ", rows, " rows");
       if (fz->num_items() != 0) fz->set_num_items(static_cast<uint32_t>(rows));
@@ -217,40 +256,62 @@ Result<PageData> LoadPageRows(const PageInfo& page, const PageCuts& cuts, uint64
     }
     case pb21::PageLayout::kMiniBlockLayout: {
       if (cuts.kind != PageCuts::Kind::kChunks || cuts.starts.size() != cuts.cut_chunks.size() || !cuts.metadata ||
-          page.buffers.size() < 2 || rows == 0) {
+          page.buffers.size() < 2) {
         break;
       }
       auto* mb = layout.mutable_mini_block_layout();
-      const size_t k0 = static_cast<size_t>(std::lower_bound(cuts.starts.begin(), cuts.starts.end(), begin) -
-                                            cuts.starts.begin());
-      const size_t k1 = static_cast<size_t>(std::lower_bound(cuts.starts.begin(), cuts.starts.end(), end) -
-                                            cuts.starts.begin());
-      if (k0 >= k1 || k1 >= cuts.cut_chunks.size()) break;
-      const size_t c0 = cuts.cut_chunks[k0], c1 = cuts.cut_chunks[k1];
-      if (c0 >= c1 || c1 > cuts.chunks.size()) break;
       const uint64_t word = mb->has_large_chunk() ? 4 : 2;
       const uint64_t meta_size = static_cast<uint64_t>(cuts.metadata->size());
-      if (c1 * word > meta_size) return Corrupt("mini-block chunk metadata of ", meta_size, " bytes");
-      out.buffers.push_back(arrow::SliceBuffer(cuts.metadata, static_cast<int64_t>(c0 * word),
-                                               static_cast<int64_t>((c1 - c0) * word)));
-      const uint64_t first = cuts.chunks[c0].offset;
-      const uint64_t last_end = cuts.chunks[c1 - 1].offset + cuts.chunks[c1 - 1].size;
-      LANCE_ASSIGN_OR_RAISE(auto data, ReadPart(read, page.buffers[1], first, last_end - first, "mini-block chunks"));
-      out.buffers.push_back(std::move(data));
       const bool has_index = mb->repetition_index_depth() > 0;
+      const uint64_t stride = 8 * (uint64_t{mb->repetition_index_depth()} + 1);
+      // The chunks of each range; their metadata words, bytes and
+      // repetition index words, in order, make the new page.
+      std::vector<std::pair<uint64_t, uint64_t>> data_spans, index_spans;
+      std::vector<BufferPtr> meta_parts;
+      uint64_t items = 0;
+      bool ok = true;
+      for (const auto& [begin, end] : ranges) {
+        const size_t k0 = static_cast<size_t>(std::lower_bound(cuts.starts.begin(), cuts.starts.end(), begin) -
+                                              cuts.starts.begin());
+        const size_t k1 = static_cast<size_t>(std::lower_bound(cuts.starts.begin(), cuts.starts.end(), end) -
+                                              cuts.starts.begin());
+        if (k0 >= k1 || k1 >= cuts.cut_chunks.size()) {
+          ok = false;
+          break;
+        }
+        const size_t c0 = cuts.cut_chunks[k0], c1 = cuts.cut_chunks[k1];
+        if (c0 >= c1 || c1 > cuts.chunks.size()) {
+          ok = false;
+          break;
+        }
+        if (c1 * word > meta_size) return Corrupt("mini-block chunk metadata of ", meta_size, " bytes");
+        meta_parts.push_back(arrow::SliceBuffer(cuts.metadata, static_cast<int64_t>(c0 * word),
+                                                static_cast<int64_t>((c1 - c0) * word)));
+        const uint64_t first = cuts.chunks[c0].offset;
+        const uint64_t last_end = cuts.chunks[c1 - 1].offset + cuts.chunks[c1 - 1].size;
+        data_spans.emplace_back(first, last_end - first);
+        index_spans.emplace_back(c0 * stride, (c1 - c0) * stride);
+        for (size_t c = c0; c < c1; ++c) items += cuts.chunks[c].num_values;
+      }
+      if (!ok) break;
+      if (meta_parts.size() == 1) {
+        out.buffers.push_back(meta_parts[0]);
+      } else {
+        LANCE_ASSIGN_OR_RAISE(auto meta, arrow::ConcatenateBuffers(meta_parts));
+        out.buffers.push_back(std::move(meta));
+      }
+      LANCE_ASSIGN_OR_RAISE(auto data, ReadSpans(read, page.buffers[1], data_spans, "mini-block chunks"));
+      out.buffers.push_back(std::move(data));
       const size_t plain_end = page.buffers.size() - (has_index ? 1 : 0);
       for (size_t b = 2; b < plain_end; ++b) {
         LANCE_ASSIGN_OR_RAISE(auto buffer, ReadWhole(read, page.buffers[b]));
         out.buffers.push_back(std::move(buffer));
       }
-      uint64_t items = 0;
-      for (size_t c = c0; c < c1; ++c) items += cuts.chunks[c].num_values;
       if (has_index) {
         // The repetition index words of the chunks kept (the decoder does
         // not use them, but the page must have the buffer).
-        const uint64_t stride = 8 * (uint64_t{mb->repetition_index_depth()} + 1);
-        LANCE_ASSIGN_OR_RAISE(auto index, ReadPart(read, page.buffers.back(), c0 * stride, (c1 - c0) * stride,
-                                                   "mini-block repetition index"));
+        LANCE_ASSIGN_OR_RAISE(auto index,
+                              ReadSpans(read, page.buffers.back(), index_spans, "mini-block repetition index"));
         out.buffers.push_back(std::move(index));
       }
       mb->set_num_items(items);
@@ -261,7 +322,7 @@ Result<PageData> LoadPageRows(const PageInfo& page, const PageCuts& cuts, uint64
       break;
   }
   return Status::Invalid("a page of layout ", static_cast<int>(layout.layout_case()), " cannot be cut at rows [",
-                         begin, ", ", end, ")");
+                         ranges[0].first, ", ", ranges.back().second, ")");
 }
 
 }  // namespace lance::file::v2_1

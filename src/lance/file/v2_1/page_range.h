@@ -59,4 +59,12 @@ Result<PageCuts> AnalyzePageCuts(const PageInfo& page, const BlobReader& read);
 Result<PageData> LoadPageRows(const PageInfo& page, const PageCuts& cuts, uint64_t begin, uint64_t end,
                               const BlobReader& read);
 
+/// The rows of several ranges of `page` (ascending, disjoint, each between
+/// cuts) as one page holding them in order, reading only their bytes (nearby
+/// spans in one read). Lets a take decode each page once however many rows
+/// it wants from it.
+Result<PageData> LoadPageRowRanges(const PageInfo& page, const PageCuts& cuts,
+                                   const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+                                   const BlobReader& read);
+
 }  // namespace lance::file::v2_1
