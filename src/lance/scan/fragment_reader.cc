@@ -1,4 +1,5 @@
 #include "lance/scan/fragment_reader.h"
+#include "lance/util/parallel.h"
 
 #include <algorithm>
 
@@ -124,14 +125,22 @@ Result<std::vector<std::shared_ptr<arrow::Array>>> FragmentReader::ReadSource(So
     // Slice each field from its cached window, decoding the next one when
     // the range runs past it.
     source.windows.resize(source.names.size());
+    std::vector<size_t> stale;
     for (size_t k = 0; k < source.names.size(); ++k) {
       auto& [start, array] = source.windows[k];
       if (!array || offset < start || offset + count > start + static_cast<uint64_t>(array->length())) {
         array.reset();  // release the old window before decoding the next
-        LANCE_ASSIGN_OR_RAISE(auto window, source.v2->ReadFieldWindow(source.names[k], offset, count));
-        start = window.first;
-        array = std::move(window.second);
+        stale.push_back(k);
       }
+    }
+    // Fields decode their windows on all cores.
+    LANCE_RETURN_NOT_OK(util::ParallelFor(stale.size(), [&](size_t j) -> Status {
+      const size_t k = stale[j];
+      LANCE_ASSIGN_OR_RAISE(source.windows[k], source.v2->ReadFieldWindow(source.names[k], offset, count));
+      return Status::OK();
+    }));
+    for (size_t k = 0; k < source.names.size(); ++k) {
+      const auto& [start, array] = source.windows[k];
       out.push_back(array->Slice(static_cast<int64_t>(offset - start), static_cast<int64_t>(count)));
     }
     return out;
