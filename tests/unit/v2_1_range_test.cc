@@ -84,7 +84,7 @@ void ExpectSame(const arrow::Table& got, const arrow::Table& want, const std::st
 }
 
 TEST(V21RangeTest, FixturesHaveCuttablePages) {
-  size_t every_row_fullzip = 0, multi_chunk = 0, constant = 0, repeated = 0;
+  size_t every_row_fullzip = 0, multi_chunk = 0, constant = 0, repeated = 0, indexed = 0;
   for (const auto& path : Fixtures()) {
     auto data = Slurp(path);
     auto reader = FileReader::Open(std::make_shared<arrow::io::BufferReader>(data), path.string());
@@ -97,6 +97,7 @@ TEST(V21RangeTest, FixturesHaveCuttablePages) {
           (cuts->row_bytes > 0 ? every_row_fullzip : constant) += 1;
         }
         if (cuts->kind == PageCuts::Kind::kChunks && cuts->chunks.size() > 1) ++multi_chunk;
+        if (cuts->kind == PageCuts::Kind::kIndexed) ++indexed;
         if (cuts->kind == PageCuts::Kind::kChunks && cuts->repeated && cuts->starts.size() > 2) ++repeated;
       }
     }
@@ -105,6 +106,7 @@ TEST(V21RangeTest, FixturesHaveCuttablePages) {
   EXPECT_GT(multi_chunk, 2u);
   EXPECT_GT(constant, 0u);
   EXPECT_GT(repeated, 0u);
+  EXPECT_GT(indexed, 0u) << "variable-width full-zip pages are cut by their repetition index";
 }
 
 // Every cut part of every cuttable page, and single rows around the cuts,

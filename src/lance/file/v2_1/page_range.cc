@@ -125,6 +125,16 @@ Result<PageCuts> MiniBlockCuts(const pb21::MiniBlockLayout& layout, const PageIn
 
 Result<PageCuts> FullZipCuts(const pb21::FullZipLayout& layout, const PageInfo& page) {
   PageCuts cuts;
+  if (page.buffers.size() == 2 && page.length > 0 && layout.bits_rep() <= 16 && layout.bits_def() <= 16) {
+    // Variable-width values or repetition: the second buffer indexes rows.
+    const uint64_t entries = page.length + 1;
+    if (entries == 0 || page.buffers[1].size % entries != 0) return cuts;
+    const uint64_t width = page.buffers[1].size / entries;
+    if (width != 1 && width != 2 && width != 4 && width != 8) return cuts;
+    cuts.kind = PageCuts::Kind::kIndexed;
+    cuts.index_width = width;
+    return cuts;
+  }
   if (layout.bits_rep() != 0 || layout.bits_def() > 16) return cuts;
   if (layout.details_case() != pb21::FullZipLayout::kBitsPerValue || !layout.has_value_compression()) return cuts;
   if (page.buffers.empty() || page.buffers.size() > 2) return cuts;
@@ -163,6 +173,8 @@ uint64_t PageCuts::Down(uint64_t row) const {
       auto it = std::upper_bound(starts.begin(), starts.end(), row);
       return it == starts.begin() ? 0 : *(it - 1);
     }
+    case Kind::kIndexed:
+      return row;
     case Kind::kWhole:
       break;
   }
@@ -172,6 +184,7 @@ uint64_t PageCuts::Down(uint64_t row) const {
 uint64_t PageCuts::Up(uint64_t row, uint64_t length) const {
   switch (kind) {
     case Kind::kEveryRow:
+    case Kind::kIndexed:
       return std::min(row, length);
     case Kind::kChunks: {
       auto it = std::lower_bound(starts.begin(), starts.end(), row);
@@ -233,8 +246,46 @@ Result<PageData> LoadPageRowRanges(const PageInfo& page, const PageCuts& cuts,
   if (!util::ParseMessage(page.encoding, &layout)) return Corrupt("the page layout protobuf does not parse");
   switch (layout.layout_case()) {
     case pb21::PageLayout::kFullZipLayout: {
-      if (cuts.kind != PageCuts::Kind::kEveryRow || page.buffers.empty()) break;
       auto* fz = layout.mutable_full_zip_layout();
+      if (cuts.kind == PageCuts::Kind::kIndexed && page.buffers.size() == 2) {
+        // Each range's rows span the bytes between its first and its end
+        // row's index entries.
+        const uint64_t w = cuts.index_width;
+        std::vector<std::pair<uint64_t, uint64_t>> spans;
+        for (const auto& [begin, end] : ranges) {
+          uint64_t bounds[2];
+          if (end - begin <= 512) {
+            LANCE_ASSIGN_OR_RAISE(auto entries, ReadPart(read, page.buffers[1], begin * w, (end - begin + 1) * w,
+                                                         "full-zip repetition index"));
+            bounds[0] = LoadUnsigned(entries->data(), static_cast<unsigned>(w));
+            bounds[1] = LoadUnsigned(entries->data() + (end - begin) * w, static_cast<unsigned>(w));
+          } else {
+            for (int e = 0; e < 2; ++e) {
+              LANCE_ASSIGN_OR_RAISE(auto entry, ReadPart(read, page.buffers[1], (e ? end : begin) * w, w,
+                                                         "full-zip repetition index"));
+              bounds[e] = LoadUnsigned(entry->data(), static_cast<unsigned>(w));
+            }
+          }
+          if (bounds[0] > bounds[1] || bounds[1] > page.buffers[0].size) {
+            return Corrupt("full-zip repetition index puts rows [", begin, ", ", end, ") at bytes [", bounds[0], ", ",
+                           bounds[1], ") of a ", page.buffers[0].size, "-byte buffer");
+          }
+          if (bounds[1] > bounds[0]) spans.emplace_back(bounds[0], bounds[1] - bounds[0]);
+        }
+        if (spans.empty()) {
+          out.buffers.push_back(std::make_shared<arrow::Buffer>(nullptr, 0));
+        } else {
+          LANCE_ASSIGN_OR_RAISE(auto bytes, ReadSpans(read, page.buffers[0], spans, "full-zip rows"));
+          out.buffers.push_back(std::move(bytes));
+        }
+        // The item counts of the part are not known without decoding it;
+        // zero means unchecked.
+        fz->set_num_items(0);
+        fz->set_num_visible_items(0);
+        out.encoding = layout.SerializeAsString();
+        return out;
+      }
+      if (cuts.kind != PageCuts::Kind::kEveryRow || page.buffers.empty()) break;
       // The products are within the buffer size, checked by FullZipCuts.
       std::vector<std::pair<uint64_t, uint64_t>> spans;
       for (const auto& [begin, end] : ranges) spans.emplace_back(begin * cuts.row_bytes, (end - begin) * cuts.row_bytes);

@@ -26,10 +26,14 @@ struct PageCuts {
     kWhole,     // only at the page's edges
     kEveryRow,  // anywhere: full-zip fixed-width values without repetition, constant pages
     kChunks,    // at mini-block chunk boundaries (a one-level repetition index maps rows to chunks)
+    kIndexed,   // anywhere: full-zip pages with a repetition index (a byte offset per row)
   };
   Kind kind = Kind::kWhole;
   /// kEveryRow full-zip pages: bytes per row (control word + value).
   uint64_t row_bytes = 0;
+  /// kIndexed: bytes per entry of the repetition index (1, 2, 4 or 8); it
+  /// holds rows + 1 entries, the byte offset of each row in the data buffer.
+  uint64_t index_width = 0;
   /// kChunks: the rows where the page can be cut (0 first, the page's row
   /// count last), and for each the first chunk after it (the chunk count
   /// last). Without repetition every chunk boundary is a cut; with it, those
