@@ -64,6 +64,10 @@ def _random_table(seed: int, start: int, n: int) -> pa.Table:
             for m in mask()]
     lists = [None if m else [None if rng.random() < 0.1 else int(x) for x in rng.integers(0, 100, rng.integers(0, 6))]
              for m in mask()]
+    # Two levels of repetition: mini-block pages with a depth-2 repetition index.
+    nested = [None if m else [None if rng.random() < 0.1 else [int(x) for x in rng.integers(0, 9, rng.integers(0, 4))]
+                              for _ in range(rng.integers(0, 4))]
+              for m in mask(0.1)]
     t = pa.table({
         "id": pa.array(ids, pa.int64()),
         **ints, **uints,
@@ -74,6 +78,7 @@ def _random_table(seed: int, start: int, n: int) -> pa.Table:
         "ls": pa.array(strs, pa.large_string()),
         "bin": pa.array([None if x is None else x.encode() for x in strs], pa.binary()),
         "l": pa.array(lists, pa.list_(pa.int32())),
+        "ll": pa.array(nested, pa.list_(pa.list_(pa.int32()))),
         "vec": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 4, dtype=np.float32)), 4),
         "long": pa.array([None if m else "x" * int(rng.integers(256, 600)) for m in mask(0.1)], pa.string()),
     })
@@ -104,8 +109,7 @@ def datasets(tmp_path_factory):
         # Wide rows (4 KiB vectors): scans cut the fragment into several
         # windows, so deletions, filters and row ids must line up across them.
         uri = root / f"wide-{v}.lance"
-        # (without the long strings: their full-zip pages cannot be cut yet)
-        wide = _random_table(8, 0, 10000).drop_columns(["long"])
+        wide = _random_table(8, 0, 10000)
         rng = np.random.default_rng(8)
         wide = wide.append_column("emb", pa.FixedSizeListArray.from_arrays(
             pa.array(rng.random(10000 * 1024, dtype=np.float32)), 1024))

@@ -74,10 +74,11 @@ Result<PageCuts> MiniBlockCuts(const pb21::MiniBlockLayout& layout, const PageIn
   const bool has_rep = layout.has_rep_compression();
   const uint32_t depth = layout.repetition_index_depth();
   if (page.length == 0) return cuts;
-  // Without repetition items are rows. With it, only a one-level
-  // repetition index (lists of non-lists) is used to map rows to chunks.
+  // Without repetition items are rows. With it, the repetition index maps
+  // rows to chunks (at any depth its first two words per chunk say the rows
+  // that end in the chunk and whether it leaves one unfinished).
   if (!has_rep && (depth != 0 || layout.num_items() != page.length)) return cuts;
-  if (has_rep && depth != 1) return cuts;
+  if (has_rep && (depth < 1 || depth > 64)) return cuts;
   if (page.buffers.size() != 2 + (layout.has_dictionary() ? 1u : 0u) + (depth > 0 ? 1u : 0u)) return cuts;
   LANCE_ASSIGN_OR_RAISE(BufferPtr metadata, ReadWhole(read, page.buffers[0]));
   auto chunks = ParseChunkMetadata(AsSpan(metadata), layout.has_large_chunk(), layout.num_items(),
@@ -91,15 +92,17 @@ Result<PageCuts> MiniBlockCuts(const pb21::MiniBlockLayout& layout, const PageIn
     for (const auto& c : *chunks) chunk_rows.push_back(c.num_values);
     continues.assign(chunks->size(), false);
   } else {
-    // The repetition index holds, per chunk, two u64: the rows that end in
-    // the chunk and the items of a row it leaves unfinished.
+    // The repetition index holds, per chunk, depth + 1 u64 words: the rows
+    // that end in the chunk, then the items (at each level) of a row it
+    // leaves unfinished.
     const BufferRange& index = page.buffers.back();
+    const uint64_t stride = 8 * (uint64_t{depth} + 1);
     uint64_t need;
-    if (MulOverflows(chunks->size(), 16, &need) || need != index.size) return cuts;
+    if (MulOverflows(chunks->size(), stride, &need) || need != index.size) return cuts;
     LANCE_ASSIGN_OR_RAISE(BufferPtr words, ReadWhole(read, index));
     for (size_t c = 0; c < chunks->size(); ++c) {
-      chunk_rows.push_back(LoadLE<uint64_t>(words->data() + c * 16));
-      continues.push_back(LoadLE<uint64_t>(words->data() + c * 16 + 8) != 0);
+      chunk_rows.push_back(LoadLE<uint64_t>(words->data() + c * stride));
+      continues.push_back(LoadLE<uint64_t>(words->data() + c * stride + 8) != 0);
     }
   }
   cuts.starts.push_back(0);
