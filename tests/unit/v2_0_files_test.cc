@@ -182,11 +182,12 @@ void CheckFile(const fs::path& lance_path, const fs::path& arrow_path, int* fiel
     std::shared_ptr<arrow::Array> want =
         chunks->num_chunks() > 0 ? chunks->chunk(0) : arrow::MakeEmptyArray(chunks->type()).ValueOrDie();
     const std::string what = lance_path.filename().string() + " field " + field.name;
-    if (array->type()->Equals(*want->type())) {
+    if (array->type()->Equals(*want->type()) && array->type_id() != arrow::Type::DICTIONARY) {
       EXPECT_TRUE(array->Equals(*want)) << what << "\nactual:   " << array->ToString().substr(0, 2000)
                                         << "\nexpected: " << want->ToString().substr(0, 2000);
     } else {
-      // Dictionary columns of several pages are stored decoded by gen.py.
+      // Dictionary columns of several pages are stored decoded by gen.py;
+      // which dictionary holds the values is not part of the data.
       ASSERT_EQ(array->type_id(), arrow::Type::DICTIONARY) << what << ": " << array->type()->ToString()
                                                            << " vs " << want->type()->ToString();
       ExpectSameValues(*array, *want, what);

@@ -11,6 +11,7 @@
 #include <arrow/compute/api.h>
 
 #include "lance/file/container.h"
+#include "lance/file/dictionary_join.h"
 #include "lance/file/v2_0/field_decoder.h"
 #include "lance/file/v2_0/page_range.h"
 #include "lance/file/v2_1/field_decoder.h"
@@ -101,47 +102,14 @@ std::vector<uint64_t> PageStarts(const ColumnInfo& c) {
   return starts;
 }
 
-// Joins the pieces of a take. Dictionary pieces decoded from different pages
-// carry different dictionaries, which arrow::Concatenate cannot always unify
-// (it refuses dictionaries holding nulls): pieces with equal dictionaries
-// share one, others get the dictionaries appended and their indices shifted.
+// Joins the pieces of a take: dictionary pieces from different pages carry
+// different dictionaries.
 Result<std::shared_ptr<arrow::Array>> ConcatenatePieces(const arrow::ArrayVector& pieces, arrow::MemoryPool* pool) {
   if (pieces.size() == 1) return pieces[0];
-  if (pieces[0]->type_id() != arrow::Type::DICTIONARY) return arrow::Concatenate(pieces, pool);
-  const auto type = std::static_pointer_cast<arrow::DictionaryType>(pieces[0]->type());
-  arrow::ArrayVector dictionaries, indices;
-  bool same = true;
-  for (const auto& piece : pieces) {
-    const auto& d = static_cast<const arrow::DictionaryArray&>(*piece);
-    dictionaries.push_back(d.dictionary());
-    indices.push_back(d.indices());
-    same = same && d.dictionary()->Equals(*dictionaries[0]);
+  if (pieces[0]->type_id() == arrow::Type::DICTIONARY) {
+    return file::JoinDictionaryArrays(pieces, pieces[0]->type(), pool);
   }
-  std::shared_ptr<arrow::Array> dictionary = dictionaries[0];
-  if (!same) {
-    int64_t total = 0;
-    for (const auto& d : dictionaries) total += d->length();
-    const int bits = type->index_type()->bit_width();
-    const bool is_signed = arrow::is_signed_integer(type->index_type()->id());
-    const int64_t max_index = bits >= 63 ? INT64_MAX : (int64_t{1} << (is_signed ? bits - 1 : bits)) - 1;
-    if (total - 1 > max_index) {
-      return Status::NotImplemented("a take across ", pieces.size(), " dictionary pages whose dictionaries hold ",
-                                    total, " values together, more than ", type->index_type()->ToString(),
-                                    " indices reach");
-    }
-    int64_t shift = 0;
-    for (size_t k = 0; k < pieces.size(); ++k) {
-      if (shift > 0) {
-        LANCE_ASSIGN_OR_RAISE(auto shifted, arrow::compute::Add(indices[k], arrow::MakeScalar(shift)));
-        LANCE_ASSIGN_OR_RAISE(auto cast, arrow::compute::Cast(shifted, type->index_type()));
-        indices[k] = cast.make_array();
-      }
-      shift += dictionaries[k]->length();
-    }
-    LANCE_ASSIGN_OR_RAISE(dictionary, arrow::Concatenate(dictionaries, pool));
-  }
-  LANCE_ASSIGN_OR_RAISE(auto all_indices, arrow::Concatenate(indices, pool));
-  return arrow::DictionaryArray::FromArrays(type, all_indices, dictionary);
+  return arrow::Concatenate(pieces, pool);
 }
 
 // Bytes of file data a take decodes at once: windows are decoded in batches

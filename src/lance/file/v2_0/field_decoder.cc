@@ -26,6 +26,7 @@
 #include <arrow/type.h>
 #include <arrow/util/bit_util.h>
 
+#include "lance/file/dictionary_join.h"
 #include "lance/file/v2_0/array_decoder.h"
 
 namespace lance::file::v2_0 {
@@ -167,66 +168,13 @@ Result<ArrayDataPtr> Concat(const std::vector<ArrayDataPtr>& pieces, const TypeP
   return joined->data();
 }
 
-template <typename Index>
-Status ShiftKeys(const arrow::ArrayData& keys, uint64_t base, uint8_t* out) {
-  const uint8_t* in = keys.buffers[1]->data();
-  for (int64_t i = 0; i < keys.length; ++i) {
-    Index key;
-    std::memcpy(&key, in + (keys.offset + i) * sizeof(Index), sizeof(Index));
-    const bool valid = !keys.buffers[0] || arrow::bit_util::GetBit(keys.buffers[0]->data(), keys.offset + i);
-    if (valid) {
-      const uint64_t shifted = static_cast<uint64_t>(key) + base;
-      if (shifted > static_cast<uint64_t>(std::numeric_limits<Index>::max())) {
-        return Status::Invalid("the dictionaries of the column's pages hold more items than its index type can address");
-      }
-      key = static_cast<Index>(shifted);
-    } else {
-      key = 0;
-    }
-    std::memcpy(out + (keys.offset + i) * sizeof(Index), &key, sizeof(Index));
-  }
-  return Status::OK();
-}
-
-// Each 2.0 page has its own dictionary: the joined column has all of them
-// one after the other, with every page's keys shifted past the earlier ones.
+// Each 2.0 page has its own dictionary.
 Result<ArrayDataPtr> ConcatDictionaries(const std::vector<ArrayDataPtr>& pieces, const TypePtr& type,
                                         arrow::MemoryPool* pool) {
-  const auto& dict_type = static_cast<const arrow::DictionaryType&>(*type);
-  const auto& index_type = dict_type.index_type();
-  const int width = static_cast<const arrow::FixedWidthType&>(*index_type).bit_width() / 8;
-  arrow::ArrayVector dictionaries;
-  arrow::ArrayVector keys;
-  uint64_t base = 0;
-  for (const auto& piece : pieces) {
-    // Same layout as the piece's keys (offset included), keys moved by `base`.
-    LANCE_ASSIGN_OR_RAISE(auto shifted, arrow::AllocateBuffer((piece->offset + piece->length) * width, pool));
-    Status st;
-    switch (index_type->id()) {
-      case arrow::Type::INT8: st = ShiftKeys<int8_t>(*piece, base, shifted->mutable_data()); break;
-      case arrow::Type::UINT8: st = ShiftKeys<uint8_t>(*piece, base, shifted->mutable_data()); break;
-      case arrow::Type::INT16: st = ShiftKeys<int16_t>(*piece, base, shifted->mutable_data()); break;
-      case arrow::Type::UINT16: st = ShiftKeys<uint16_t>(*piece, base, shifted->mutable_data()); break;
-      case arrow::Type::INT32: st = ShiftKeys<int32_t>(*piece, base, shifted->mutable_data()); break;
-      case arrow::Type::UINT32: st = ShiftKeys<uint32_t>(*piece, base, shifted->mutable_data()); break;
-      case arrow::Type::INT64: st = ShiftKeys<int64_t>(*piece, base, shifted->mutable_data()); break;
-      case arrow::Type::UINT64: st = ShiftKeys<uint64_t>(*piece, base, shifted->mutable_data()); break;
-      default: return Status::Invalid("dictionary index type ", index_type->ToString(), " is not an integer");
-    }
-    LANCE_RETURN_NOT_OK(st);
-    auto key_data = arrow::ArrayData::Make(index_type, piece->length,
-                                           {piece->buffers[0], std::move(shifted)}, piece->null_count,
-                                           piece->offset);
-    keys.push_back(arrow::MakeArray(key_data));
-    dictionaries.push_back(arrow::MakeArray(piece->dictionary));
-    base += static_cast<uint64_t>(piece->dictionary->length);
-  }
-  LANCE_ASSIGN_OR_RAISE(auto all_keys, arrow::Concatenate(keys, pool));
-  LANCE_ASSIGN_OR_RAISE(auto all_items, arrow::Concatenate(dictionaries, pool));
-  auto out = all_keys->data()->Copy();
-  out->type = type;
-  out->dictionary = all_items->data();
-  return out;
+  arrow::ArrayVector arrays;
+  for (const auto& piece : pieces) arrays.push_back(arrow::MakeArray(piece));
+  LANCE_ASSIGN_OR_RAISE(auto joined, JoinDictionaryArrays(arrays, type, pool));
+  return joined->data();
 }
 
 class FieldDecoder {
