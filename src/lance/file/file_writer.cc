@@ -46,7 +46,9 @@ Status CheckType(const Field& field, const arrow::DataType& type, const std::str
     return Status::TypeError("field '", path, "' has type ", type.ToString(), " (", *logical,
                              ") but the file schema says ", field.logical_type);
   }
-  if (type.id() == arrow::Type::DICTIONARY) return Status::OK();
+  // Fixed-size lists of primitives and dictionaries keep their item type in
+  // the logical type string and have no child fields.
+  if (type.id() == arrow::Type::DICTIONARY || field.children.empty()) return Status::OK();
   if (static_cast<size_t>(type.num_fields()) != field.children.size()) {
     return Status::TypeError("field '", path, "' has ", type.num_fields(), " children but the file schema has ",
                              field.children.size());
