@@ -138,6 +138,11 @@ class FragmentWriter {
     file.path = name_;
     FileFieldIds(schema_, file_options_.version, &file);
     std::tie(file.file_major_version, file.file_minor_version) = writer_->version_pair();
+    // A 2.0 file's footer says 0.3; the manifest records 2.0, as pylance 14 does.
+    if (file.file_major_version == 0 && file.file_minor_version == 3) {
+      file.file_major_version = 2;
+      file.file_minor_version = 0;
+    }
     writer_.reset();
     LANCE_ASSIGN_OR_RAISE(int64_t size, store_.Size(std::string(kDataDir) + "/" + name_));
     file.file_size_bytes = static_cast<uint64_t>(size);
