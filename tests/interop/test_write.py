@@ -440,3 +440,50 @@ def test_cpp_delete_on_old_datasets_matches_pylance(tmp_path, name):
 
 def _sorted_by(t: pa.Table, column: str) -> pa.Table:
     return t.sort_by(column)
+
+
+# --------------------------------------------------------------------------- #
+# Every key of `inspect --json` agrees with pylance's view of what we wrote
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("stable,v2names", LAYOUTS)
+def test_inspect_of_our_commits_matches_pylance_view(tmp_path, lance_cpp, stable, v2names):
+    from conftest import assert_view_matches, pylance_view
+    uri = tmp_path / "ds"
+    flags = ["--data-storage-version", "2.0", "--max-rows-per-file", "50"]
+    if stable:
+        flags.append("--enable-stable-row-ids")
+    if not v2names:
+        flags.append("--disable-v2-manifest-paths")
+    _cpp_write(tmp_path, uri, _table(0, 120), *flags)
+    _ok("delete", uri, "id < 10 OR id >= 100")
+    _ok("tag", uri, "create", "t", "1")
+    _ok("restore", uri, "2")
+    for version in (1, 2, 3):
+        actual = lance_cpp.inspect(uri, version=version)
+        expected = pylance_view(uri, version=version, next_row_id=120 if stable else None)
+        assert_view_matches(actual, expected, f"version {version}")
+
+
+def test_parquet_csv_input_and_byte_limit(tmp_path):
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+    table = _table(0, 5000).drop_columns(["pt"])
+    pq.write_table(table, tmp_path / "in.parquet")
+    pacsv.write_csv(table, tmp_path / "in.csv")
+    uri = tmp_path / "pq"
+    proc = _run("write", uri, "--input", tmp_path / "in.parquet", "--data-storage-version", "2.0",
+                "--max-bytes-per-file", "30000")
+    if proc.returncode != 0 and "no Parquet support" in proc.stderr:
+        pytest.skip("built without libparquet")
+    assert proc.returncode == 0, proc.stderr
+    ds = lance.dataset(uri)
+    assert ds.to_table().equals(table)
+    assert len(ds.get_fragments()) > 1  # split by bytes
+    uri = tmp_path / "csv"
+    _ok("write", uri, "--input", tmp_path / "in.csv", "--data-storage-version", "2.0")
+    got = lance.dataset(uri).to_table()
+    assert got["id"].to_pylist() == table["id"].to_pylist()
+    assert got["score"].to_pylist() == table["score"].to_pylist()
+    assert got.num_rows == 5000

@@ -95,7 +95,9 @@ class FragmentWriter {
   Status Write(std::shared_ptr<arrow::RecordBatch> batch) {
     while (batch->num_rows() > 0) {
       if (!writer_) LANCE_RETURN_NOT_OK(OpenFile());
-      const uint64_t room = params_.max_rows_per_file - rows_;
+      // At most one row group at a time, so the byte limit is checked often.
+      const uint64_t room = std::min(params_.max_rows_per_file - rows_,
+                                     std::max<uint64_t>(params_.max_rows_per_group, 1));
       const int64_t take = static_cast<int64_t>(std::min<uint64_t>(room, batch->num_rows()));
       auto part = batch->Slice(0, take);
       LANCE_RETURN_NOT_OK(writer_->Write(*part));
