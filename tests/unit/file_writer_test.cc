@@ -277,6 +277,41 @@ TEST(FileWriterV20Test, LayoutAndSchemaMetadata) {
   }
 }
 
+TEST(FileWriterV20Test, BlobsAndPackedStructs) {
+  auto blob_meta = arrow::key_value_metadata({"lance-encoding:blob"}, {"true"});
+  auto packed_meta = arrow::key_value_metadata({"lance-encoding:packed"}, {"true"});
+  auto schema = arrow::schema({
+      arrow::field("blob", arrow::large_binary(), true, blob_meta),
+      arrow::field("packed", arrow::struct_({arrow::field("a", arrow::int32()), arrow::field("b", arrow::float64()),
+                                             arrow::field("v", arrow::fixed_size_list(arrow::int16(), 3))}),
+                   true, packed_meta),
+      arrow::field("id", arrow::int32()),
+  });
+  std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+  for (int i = 0; i < 4; ++i) {
+    auto b = RandomBatch(schema, 50 + 10 * i, 0.25, 40 + i);
+    // Packed struct children cannot hold nulls.
+    std::mt19937_64 rng(i);
+    auto packed = RandomArray(schema->field(1)->type(), b->num_rows(), 0, rng);
+    batches.push_back(b->SetColumn(1, schema->field(1), packed).ValueOrDie());
+  }
+  for (uint64_t cache : {uint64_t{1}, uint64_t{1} << 30}) {
+    TempDir dir;
+    auto options = V20();
+    options.data_cache_bytes = cache;
+    auto st = WriteBatches(dir.File("b.lance"), schema, batches, options);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ExpectRoundTrip(arrow::Table::FromRecordBatches(batches).ValueOrDie(), dir.File("b.lance"));
+    auto reader = FileReader::Open(dir.File("b.lance")).ValueOrDie();
+    EXPECT_EQ(reader->layout().columns.size(), 3u);
+    EXPECT_EQ(reader->layout().columns[0].encoding_type_url, "/lance.encodings.ColumnEncoding");
+  }
+  // A blob must be large_binary.
+  auto bad = arrow::schema({arrow::field("blob", arrow::binary(), true, blob_meta)});
+  TempDir dir;
+  EXPECT_FALSE(WriteBatches(dir.File("x.lance"), bad, {RandomBatch(bad, 5, 0, 1)}, V20()).ok());
+}
+
 TEST(FileWriterTest, Errors) {
   TempDir dir;
   auto schema = arrow::schema({arrow::field("x", arrow::int32(), false), arrow::field("s", arrow::utf8())});

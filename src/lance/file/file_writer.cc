@@ -247,8 +247,11 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
   // Every field is encoded before any page is written; pages go out in
   // field order, as the reference drains its encode tasks.
   std::vector<file::EncodedPage> pages;
+  file::OutOfLineBuffers out_of_line(impl_->container->position());
   for (size_t i = 0; i < arrays.size(); ++i) {
+    impl_->encoders[i]->set_out_of_line_buffers(&out_of_line);
     auto ready = impl_->encoders[i]->Append(arrays[i]);
+    impl_->encoders[i]->set_out_of_line_buffers(nullptr);
     if (!ready.ok()) {
       return impl_->Fail(ready.status().WithMessage("writing ", impl_->name, ", field '", fields[i].name,
                                                     "': ", ready.status().message()));
@@ -256,7 +259,8 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
     for (auto& p : *ready) pages.push_back(std::move(p));
   }
   impl_->rows_written += num_rows;
-  Status st = impl_->WritePages(pages);
+  Status st = impl_->container->WriteOutOfLine(out_of_line);
+  if (st.ok()) st = impl_->WritePages(pages);
   if (!st.ok()) return impl_->Fail(st);
   return Status::OK();
 }
@@ -274,12 +278,16 @@ Result<uint64_t> FileWriter::Finish() {
     return impl.Fail(st.WithMessage("finishing ", impl.name, where, ": ", st.message()));
   };
   std::vector<file::EncodedPage> pages;
+  file::OutOfLineBuffers out_of_line(impl.container->position());
   for (size_t i = 0; i < impl.encoders.size(); ++i) {
+    impl.encoders[i]->set_out_of_line_buffers(&out_of_line);
     auto flushed = impl.encoders[i]->Flush();
+    impl.encoders[i]->set_out_of_line_buffers(nullptr);
     if (!flushed.ok()) return fail(flushed.status(), ", field '" + impl.schema.fields[i].name + "'");
     for (auto& p : *flushed) pages.push_back(std::move(p));
   }
-  Status st = impl.WritePages(pages);
+  Status st = impl.container->WriteOutOfLine(out_of_line);
+  if (st.ok()) st = impl.WritePages(pages);
   if (!st.ok()) return impl.Fail(st);
 
   uint32_t column = 0;

@@ -135,7 +135,7 @@ class Encoder {
       case arrow::Type::FIXED_SIZE_LIST:
         return Basic(*array, [&]() { return EncodeFsl(*array); });
       case arrow::Type::STRUCT:
-        return Status::NotImplemented("packed struct columns in file version 2.0");
+        return EncodePackedStruct(*array);
       case arrow::Type::NA:
         return AllNull();
       default:
@@ -191,6 +191,59 @@ class Encoder {
     f->set_dimension(static_cast<uint32_t>(dim));
     *f->mutable_items() = std::move(inner);
     f->set_has_validity(false);
+    return e;
+  }
+
+  // PackedStructEncoder: the children's fixed-width values interleaved row
+  // by row in one buffer; each child's encoding numbers its buffers from 0.
+  Result<enc::ArrayEncoding> EncodePackedStruct(const arrow::Array& array) {
+    const auto& s = static_cast<const arrow::StructArray&>(array);
+    if (array.null_count() > 0) {
+      return Status::NotImplemented("a packed struct with null values in file version 2.0");
+    }
+    enc::ArrayEncoding e;
+    auto* packed = e.mutable_packed_struct();
+    struct Part {
+      const uint8_t* data;
+      int64_t width;
+    };
+    std::vector<Part> parts;
+    int64_t row_width = 0;
+    for (int i = 0; i < s.num_fields(); ++i) {
+      auto child = s.field(i);
+      PageBuffers scratch;
+      Encoder child_encoder(&scratch);
+      LANCE_ASSIGN_OR_RAISE(*packed->add_inner(), child_encoder.Encode(child, false, nullptr));
+      // Only fixed-width values without nulls pack (fixed-size lists flattened).
+      std::shared_ptr<arrow::Array> leaf = child;
+      int64_t count = 1;
+      while (leaf->type_id() == arrow::Type::FIXED_SIZE_LIST && leaf->null_count() == 0) {
+        const auto& fsl = static_cast<const arrow::FixedSizeListArray&>(*leaf);
+        count *= fsl.list_type()->list_size();
+        leaf = fsl.values()->Slice(fsl.offset() * fsl.list_type()->list_size(),
+                                   fsl.length() * fsl.list_type()->list_size());
+      }
+      const int bits = arrow::is_fixed_width(leaf->type_id()) ? leaf->type()->bit_width() : 0;
+      if (leaf->null_count() > 0 || bits == 0 || bits % 8 != 0 || leaf->type_id() == arrow::Type::DICTIONARY) {
+        return Status::NotImplemented("packing child '", s.struct_type()->field(i)->name(), "' of type ",
+                                      child->type()->ToString(), " (packed structs hold fixed-width values without nulls)");
+      }
+      const int64_t width = bits / 8 * count;
+      parts.push_back({leaf->data()->buffers[1]->data() + leaf->offset() * (bits / 8), width});
+      row_width += width;
+    }
+    const int64_t n = array.length();
+    LANCE_ASSIGN_OR_RAISE(auto out, arrow::AllocateBuffer(n * row_width));
+    uint8_t* dst = out->mutable_data();
+    for (int64_t r = 0; r < n; ++r) {
+      for (const auto& p : parts) {
+        std::memcpy(dst, p.data + r * p.width, static_cast<size_t>(p.width));
+        dst += p.width;
+      }
+    }
+    const uint32_t index = page_->Add(std::shared_ptr<arrow::Buffer>(std::move(out)));
+    packed->mutable_buffer()->set_buffer_index(index);
+    packed->mutable_buffer()->set_buffer_type(enc::Buffer::page);
     return e;
   }
 
