@@ -270,3 +270,19 @@ def test_blob_and_packed_struct_bytes(tmp_path):
     _pylance_write_ipc_batches(src, ref, "2.0")
     assert LanceFileReader(str(out)).read_all().to_table().equals(table)
     assert out.read_bytes() == ref.read_bytes()
+
+
+def test_fsst_from_field_metadata(tmp_path):
+    """lance-encoding:compression=fsst: pylance reads our FSST pages (bytes may differ: symbol tables)."""
+    rng = np.random.default_rng(5)
+    words = ["alpha", "beta", "gamma", "delta", "lance", "arrow", "format"]
+    vals = [None if rng.random() < 0.1 else " ".join(rng.choice(words, int(rng.integers(0, 6)))) + str(i)
+            for i in range(3000)]
+    field = pa.field("s", pa.string(), metadata={"lance-encoding:compression": "fsst"})
+    table = pa.Table.from_arrays([pa.array(vals)], schema=pa.schema([field]))
+    src = tmp_path / "in.arrow"
+    write_ipc(src, table, 700)
+    out = tmp_path / "out.lance"
+    _run("file", "write", src, out, "--version", "2.0")
+    assert LanceFileReader(str(out)).read_all().to_table().equals(table)
+    assert "Fsst" in LanceFileReader(str(out)).metadata().columns[0].pages[0].encoding

@@ -312,6 +312,26 @@ TEST(FileWriterV20Test, BlobsAndPackedStructs) {
   EXPECT_FALSE(WriteBatches(dir.File("x.lance"), bad, {RandomBatch(bad, 5, 0, 1)}, V20()).ok());
 }
 
+TEST(FileWriterV20Test, CompressionFromFieldMetadata) {
+  auto meta = [](std::string scheme) {
+    return arrow::key_value_metadata({"lance-encoding:compression", "lance-encoding:compression-level"},
+                                     {scheme, "3"});
+  };
+  auto schema = arrow::schema({
+      arrow::field("zstd", arrow::utf8(), true, meta("zstd")),
+      arrow::field("lz4", arrow::large_binary(), true, meta("lz4")),
+      arrow::field("none", arrow::binary(), true, meta("none")),
+      arrow::field("fsst", arrow::utf8(), true, meta("fsst")),
+      arrow::field("unknown", arrow::utf8(), true, meta("brotli9")),
+  });
+  std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+  for (int i = 0; i < 3; ++i) batches.push_back(RandomBatch(schema, 40 + 200 * i, 0.2, 70 + i));
+  TempDir dir;
+  auto st = WriteBatches(dir.File("c.lance"), schema, batches, V20());
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ExpectRoundTrip(arrow::Table::FromRecordBatches(batches).ValueOrDie(), dir.File("c.lance"));
+}
+
 TEST(FileWriterTest, Errors) {
   TempDir dir;
   auto schema = arrow::schema({arrow::field("x", arrow::int32(), false), arrow::field("s", arrow::utf8())});

@@ -12,6 +12,7 @@
 #include <arrow/util/bit_util.h>
 #include <arrow/util/bitmap_ops.h>
 
+#include "lance/file/compression/fsst.h"
 #include "lance/file/compression/general.h"
 
 namespace lance::file::v2_0 {
@@ -279,12 +280,12 @@ class Encoder {
       }
       bytes = arrow::SliceBuffer(data.buffers[2], first, static_cast<int64_t>(last));
     }
+    if (compression && compression->scheme == "fsst") {
+      return EncodeFsst(array, all_null);
+    }
     auto indices_buffer = arrow::Buffer::FromVector(std::move(indices));
     const uint32_t indices_index = page_->Add(std::move(indices_buffer));
     if (compression) {
-      if (compression->scheme == "fsst") {
-        return Status::NotImplemented("fsst compression in file version 2.0 (field metadata ", kCompressionKey, ")");
-      }
       LANCE_ASSIGN_OR_RAISE(bytes, Compress(*compression, std::move(bytes)));
     }
     const uint32_t bytes_index = page_->Add(std::move(bytes));
@@ -293,6 +294,39 @@ class Encoder {
     *b->mutable_indices() = NoNulls(Flat(64, indices_index));
     *b->mutable_bytes() = Flat(8, bytes_index, compression);
     b->set_null_adjustment(null_adjustment);
+    return e;
+  }
+
+  // FsstArrayEncoder (asked for by field metadata): the values compressed
+  // with a trained symbol table, then stored as plain binary.
+  Result<enc::ArrayEncoding> EncodeFsst(const arrow::Array& array, bool all_null) {
+    const auto id = array.type_id();
+    if (all_null || (id != arrow::Type::STRING && id != arrow::Type::BINARY)) {
+      return Status::NotImplemented("fsst compression of ", all_null ? "all-null " : "", array.type()->ToString(),
+                                    " values in file version 2.0");
+    }
+    const auto& data = *array.data();
+    const int32_t* raw = data.GetValues<int32_t>(1);
+    std::vector<uint64_t> offsets(static_cast<size_t>(data.length) + 1);
+    for (int64_t i = 0; i <= data.length; ++i) offsets[i] = static_cast<uint64_t>(raw[i] - raw[0]);
+    std::string_view bytes(reinterpret_cast<const char*>(data.buffers[2]->data()) + raw[0],
+                           static_cast<size_t>(offsets.back()));
+    LANCE_ASSIGN_OR_RAISE(auto compressed, compression::FsstCompress(offsets, bytes));
+    std::vector<int32_t> new_offsets(compressed.second.offsets.begin(), compressed.second.offsets.end());
+    auto values = arrow::ArrayData::Make(array.type(), data.length,
+                                         {data.GetNullCount() > 0 ? data.buffers[0] : nullptr,
+                                          arrow::Buffer::FromVector(std::move(new_offsets)),
+                                          arrow::Buffer::FromString(std::move(compressed.second.data))},
+                                         data.null_count, data.offset);
+    // The copied validity keeps the array's offset; the new offsets start at 0.
+    if (data.offset != 0 && values->buffers[0]) {
+      LANCE_ASSIGN_OR_RAISE(values->buffers[0], Bitmap(data.buffers[0]->data(), data.offset, data.length));
+    }
+    values->offset = 0;
+    enc::ArrayEncoding e;
+    auto* fsst = e.mutable_fsst();
+    LANCE_ASSIGN_OR_RAISE(*fsst->mutable_binary(), EncodeBinary(*arrow::MakeArray(values), std::nullopt));
+    fsst->set_symbol_table(std::move(compressed.first));
     return e;
   }
 
