@@ -376,6 +376,57 @@ TEST(FileWriterTest, Errors) {
   EXPECT_NE(st.message().find("'s'"), std::string::npos) << st.ToString();
 }
 
+// An output that fails once `limit` bytes have been written (a full disk),
+// or when closed.
+class FailingStream : public arrow::io::OutputStream {
+ public:
+  FailingStream(int64_t limit, bool fail_close) : limit_(limit), fail_close_(fail_close) {}
+  Status Write(const void*, int64_t n) override {
+    if (written_ + n > limit_) return Status::IOError("disk full");
+    written_ += n;
+    return Status::OK();
+  }
+  Status Close() override {
+    closed_ = true;
+    return fail_close_ ? Status::IOError("close failed") : Status::OK();
+  }
+  arrow::Result<int64_t> Tell() const override { return written_; }
+  bool closed() const override { return closed_; }
+
+ private:
+  int64_t limit_;
+  bool fail_close_;
+  int64_t written_ = 0;
+  bool closed_ = false;
+};
+
+TEST(FileWriterTest, OutputFailuresAreReported) {
+  auto schema = arrow::schema({arrow::field("x", arrow::int64()), arrow::field("s", arrow::utf8())});
+  auto lance_schema = Schema::FromArrow(*schema).ValueOrDie();
+  auto batch = RandomBatch(schema, 1000, 0.1, 4);
+  auto options = V20();
+  options.data_cache_bytes = 1;  // every Write emits pages
+  for (int64_t limit : {0, 100, 5000, 20000}) {
+    SCOPED_TRACE(limit);
+    auto writer = FileWriter::Open(std::make_shared<FailingStream>(limit, false), "full", lance_schema, options)
+                      .ValueOrDie();
+    Status st = writer->Write(*batch);
+    if (st.ok()) st = writer->Write(*batch);
+    if (st.ok()) st = writer->Finish().status();
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("full"), std::string::npos) << st.ToString();
+    // After a failure the writer refuses to go on.
+    EXPECT_FALSE(writer->Write(*batch).ok());
+    EXPECT_FALSE(writer->Finish().ok());
+  }
+  auto writer = FileWriter::Open(std::make_shared<FailingStream>(1 << 30, true), "close", lance_schema, options)
+                    .ValueOrDie();
+  ASSERT_TRUE(writer->Write(*batch).ok());
+  auto finished = writer->Finish();
+  ASSERT_FALSE(finished.ok());
+  EXPECT_NE(finished.status().message().find("close failed"), std::string::npos);
+}
+
 TEST(FileWriterTest, WritesToAnOutputStream) {
   auto schema = arrow::schema({arrow::field("x", arrow::int32())});
   auto lance_schema = Schema::FromArrow(*schema).ValueOrDie();
