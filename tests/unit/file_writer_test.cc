@@ -343,6 +343,12 @@ TEST(FileWriterTest, Errors) {
   EXPECT_FALSE(fs::exists(dir.File("v.lance")));
   options.version = "0.1";
   EXPECT_FALSE(FileWriter::Open(dir.File("v.lance"), *schema, options).ok());
+  EXPECT_FALSE(fs::exists(dir.File("v.lance")));
+  // A type 2.0 cannot store: refused at Open, no file left.
+  auto map_schema = arrow::schema({arrow::field("m", arrow::map(arrow::utf8(), arrow::int32()))});
+  auto map_open = FileWriter::Open(dir.File("m.lance"), *map_schema, V20());
+  EXPECT_FALSE(map_open.ok());
+  EXPECT_FALSE(fs::exists(dir.File("m.lance")));
 
   auto writer = FileWriter::Open(dir.File("e.lance"), *schema, V20()).ValueOrDie();
   auto wrong_type = RandomBatch(arrow::schema({arrow::field("x", arrow::int64()), arrow::field("s", arrow::utf8())}), 3, 0, 1);

@@ -104,17 +104,25 @@ Status ValidateSchema(const Schema& schema, const std::string& name) {
   return Status::OK();
 }
 
-Result<std::shared_ptr<arrow::io::OutputStream>> OpenOutput(const std::string& path) {
+struct Output {
+  std::shared_ptr<arrow::fs::FileSystem> fs;
+  std::string path;  // inside fs
+  std::shared_ptr<arrow::io::OutputStream> stream;
+};
+
+Result<Output> OpenOutput(const std::string& path) {
   std::string location = path;
   if (path.find("://") == std::string::npos && !path.empty() && path.front() != '/') {
     location = std::filesystem::absolute(path).lexically_normal().string();
   }
-  std::string inner;
-  auto fs = arrow::fs::FileSystemFromUriOrPath(location, &inner);
+  Output out;
+  auto fs = arrow::fs::FileSystemFromUriOrPath(location, &out.path);
   if (!fs.ok()) return Status::Invalid("cannot create ", path, ": ", fs.status().message());
-  auto out = (*fs)->OpenOutputStream(inner);
-  if (!out.ok()) return out.status().WithMessage("cannot create ", path, ": ", out.status().message());
-  return *out;
+  out.fs = *fs;
+  auto stream = out.fs->OpenOutputStream(out.path);
+  if (!stream.ok()) return stream.status().WithMessage("cannot create ", path, ": ", stream.status().message());
+  out.stream = *stream;
+  return out;
 }
 
 }  // namespace
@@ -202,8 +210,12 @@ Result<std::unique_ptr<FileWriter>> FileWriter::Open(const std::string& path, co
   }
   LANCE_RETURN_NOT_OK(ValidateSchema(schema, path));
   LANCE_ASSIGN_OR_RAISE(auto out, OpenOutput(path));
-  auto writer = Open(out, path, schema, std::move(options));
-  if (!writer.ok()) (void)out->Close();
+  auto writer = Open(out.stream, path, schema, std::move(options));
+  if (!writer.ok()) {
+    // Nothing was written: leave no empty file behind.
+    (void)out.stream->Close();
+    (void)out.fs->DeleteFile(out.path);
+  }
   return writer;
 }
 
