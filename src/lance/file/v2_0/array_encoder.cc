@@ -447,7 +447,8 @@ bool UseDictionary(const arrow::Array& array) {
   for (int64_t i = 0; i < strings.length(); ++i) {
     if (strings.IsNull(i)) continue;
     distinct.emplace(strings.GetView(i), true);
-    if (distinct.size() >= threshold) return false;
+    // u8 indices (0 is null) hold at most 255 values, whatever the threshold.
+    if (distinct.size() >= threshold || distinct.size() >= 255) return false;
   }
   return true;
 }
