@@ -277,6 +277,61 @@ TEST(FileWriterV20Test, LayoutAndSchemaMetadata) {
   }
 }
 
+TEST(FileWriterV20Test, BlobsAndPackedStructs) {
+  auto blob_meta = arrow::key_value_metadata({"lance-encoding:blob"}, {"true"});
+  auto packed_meta = arrow::key_value_metadata({"lance-encoding:packed"}, {"true"});
+  auto schema = arrow::schema({
+      arrow::field("blob", arrow::large_binary(), true, blob_meta),
+      arrow::field("packed", arrow::struct_({arrow::field("a", arrow::int32()), arrow::field("b", arrow::float64()),
+                                             arrow::field("v", arrow::fixed_size_list(arrow::int16(), 3))}),
+                   true, packed_meta),
+      arrow::field("id", arrow::int32()),
+  });
+  std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+  for (int i = 0; i < 4; ++i) {
+    auto b = RandomBatch(schema, 50 + 10 * i, 0.25, 40 + i);
+    // Packed struct children cannot hold nulls.
+    std::mt19937_64 rng(i);
+    auto packed = RandomArray(schema->field(1)->type(), b->num_rows(), 0, rng);
+    batches.push_back(b->SetColumn(1, schema->field(1), packed).ValueOrDie());
+  }
+  for (uint64_t cache : {uint64_t{1}, uint64_t{1} << 30}) {
+    TempDir dir;
+    auto options = V20();
+    options.data_cache_bytes = cache;
+    auto st = WriteBatches(dir.File("b.lance"), schema, batches, options);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ExpectRoundTrip(arrow::Table::FromRecordBatches(batches).ValueOrDie(), dir.File("b.lance"));
+    auto reader = FileReader::Open(dir.File("b.lance")).ValueOrDie();
+    EXPECT_EQ(reader->layout().columns.size(), 3u);
+    EXPECT_EQ(reader->layout().columns[0].encoding_type_url, "/lance.encodings.ColumnEncoding");
+  }
+  // A blob must be large_binary.
+  auto bad = arrow::schema({arrow::field("blob", arrow::binary(), true, blob_meta)});
+  TempDir dir;
+  EXPECT_FALSE(WriteBatches(dir.File("x.lance"), bad, {RandomBatch(bad, 5, 0, 1)}, V20()).ok());
+}
+
+TEST(FileWriterV20Test, CompressionFromFieldMetadata) {
+  auto meta = [](std::string scheme) {
+    return arrow::key_value_metadata({"lance-encoding:compression", "lance-encoding:compression-level"},
+                                     {scheme, "3"});
+  };
+  auto schema = arrow::schema({
+      arrow::field("zstd", arrow::utf8(), true, meta("zstd")),
+      arrow::field("lz4", arrow::large_binary(), true, meta("lz4")),
+      arrow::field("none", arrow::binary(), true, meta("none")),
+      arrow::field("fsst", arrow::utf8(), true, meta("fsst")),
+      arrow::field("unknown", arrow::utf8(), true, meta("brotli9")),
+  });
+  std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+  for (int i = 0; i < 3; ++i) batches.push_back(RandomBatch(schema, 40 + 200 * i, 0.2, 70 + i));
+  TempDir dir;
+  auto st = WriteBatches(dir.File("c.lance"), schema, batches, V20());
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ExpectRoundTrip(arrow::Table::FromRecordBatches(batches).ValueOrDie(), dir.File("c.lance"));
+}
+
 TEST(FileWriterTest, Errors) {
   TempDir dir;
   auto schema = arrow::schema({arrow::field("x", arrow::int32(), false), arrow::field("s", arrow::utf8())});
@@ -288,6 +343,12 @@ TEST(FileWriterTest, Errors) {
   EXPECT_FALSE(fs::exists(dir.File("v.lance")));
   options.version = "0.1";
   EXPECT_FALSE(FileWriter::Open(dir.File("v.lance"), *schema, options).ok());
+  EXPECT_FALSE(fs::exists(dir.File("v.lance")));
+  // A type 2.0 cannot store: refused at Open, no file left.
+  auto map_schema = arrow::schema({arrow::field("m", arrow::map(arrow::utf8(), arrow::int32()))});
+  auto map_open = FileWriter::Open(dir.File("m.lance"), *map_schema, V20());
+  EXPECT_FALSE(map_open.ok());
+  EXPECT_FALSE(fs::exists(dir.File("m.lance")));
 
   auto writer = FileWriter::Open(dir.File("e.lance"), *schema, V20()).ValueOrDie();
   auto wrong_type = RandomBatch(arrow::schema({arrow::field("x", arrow::int64()), arrow::field("s", arrow::utf8())}), 3, 0, 1);
@@ -319,6 +380,57 @@ TEST(FileWriterTest, Errors) {
   st = w2->Write(*batch);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("'s'"), std::string::npos) << st.ToString();
+}
+
+// An output that fails once `limit` bytes have been written (a full disk),
+// or when closed.
+class FailingStream : public arrow::io::OutputStream {
+ public:
+  FailingStream(int64_t limit, bool fail_close) : limit_(limit), fail_close_(fail_close) {}
+  Status Write(const void*, int64_t n) override {
+    if (written_ + n > limit_) return Status::IOError("disk full");
+    written_ += n;
+    return Status::OK();
+  }
+  Status Close() override {
+    closed_ = true;
+    return fail_close_ ? Status::IOError("close failed") : Status::OK();
+  }
+  arrow::Result<int64_t> Tell() const override { return written_; }
+  bool closed() const override { return closed_; }
+
+ private:
+  int64_t limit_;
+  bool fail_close_;
+  int64_t written_ = 0;
+  bool closed_ = false;
+};
+
+TEST(FileWriterTest, OutputFailuresAreReported) {
+  auto schema = arrow::schema({arrow::field("x", arrow::int64()), arrow::field("s", arrow::utf8())});
+  auto lance_schema = Schema::FromArrow(*schema).ValueOrDie();
+  auto batch = RandomBatch(schema, 1000, 0.1, 4);
+  auto options = V20();
+  options.data_cache_bytes = 1;  // every Write emits pages
+  for (int64_t limit : {0, 100, 5000, 20000}) {
+    SCOPED_TRACE(limit);
+    auto writer = FileWriter::Open(std::make_shared<FailingStream>(limit, false), "full", lance_schema, options)
+                      .ValueOrDie();
+    Status st = writer->Write(*batch);
+    if (st.ok()) st = writer->Write(*batch);
+    if (st.ok()) st = writer->Finish().status();
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("full"), std::string::npos) << st.ToString();
+    // After a failure the writer refuses to go on.
+    EXPECT_FALSE(writer->Write(*batch).ok());
+    EXPECT_FALSE(writer->Finish().ok());
+  }
+  auto writer = FileWriter::Open(std::make_shared<FailingStream>(1 << 30, true), "close", lance_schema, options)
+                    .ValueOrDie();
+  ASSERT_TRUE(writer->Write(*batch).ok());
+  auto finished = writer->Finish();
+  ASSERT_FALSE(finished.ok());
+  EXPECT_NE(finished.status().message().find("close failed"), std::string::npos);
 }
 
 TEST(FileWriterTest, WritesToAnOutputStream) {

@@ -12,6 +12,7 @@
 #include <arrow/util/bit_util.h>
 #include <arrow/util/bitmap_ops.h>
 
+#include "lance/file/compression/fsst.h"
 #include "lance/file/compression/general.h"
 
 namespace lance::file::v2_0 {
@@ -135,7 +136,7 @@ class Encoder {
       case arrow::Type::FIXED_SIZE_LIST:
         return Basic(*array, [&]() { return EncodeFsl(*array); });
       case arrow::Type::STRUCT:
-        return Status::NotImplemented("packed struct columns in file version 2.0");
+        return EncodePackedStruct(*array);
       case arrow::Type::NA:
         return AllNull();
       default:
@@ -194,6 +195,59 @@ class Encoder {
     return e;
   }
 
+  // PackedStructEncoder: the children's fixed-width values interleaved row
+  // by row in one buffer; each child's encoding numbers its buffers from 0.
+  Result<enc::ArrayEncoding> EncodePackedStruct(const arrow::Array& array) {
+    const auto& s = static_cast<const arrow::StructArray&>(array);
+    if (array.null_count() > 0) {
+      return Status::NotImplemented("a packed struct with null values in file version 2.0");
+    }
+    enc::ArrayEncoding e;
+    auto* packed = e.mutable_packed_struct();
+    struct Part {
+      const uint8_t* data;
+      int64_t width;
+    };
+    std::vector<Part> parts;
+    int64_t row_width = 0;
+    for (int i = 0; i < s.num_fields(); ++i) {
+      auto child = s.field(i);
+      PageBuffers scratch;
+      Encoder child_encoder(&scratch);
+      LANCE_ASSIGN_OR_RAISE(*packed->add_inner(), child_encoder.Encode(child, false, nullptr));
+      // Only fixed-width values without nulls pack (fixed-size lists flattened).
+      std::shared_ptr<arrow::Array> leaf = child;
+      int64_t count = 1;
+      while (leaf->type_id() == arrow::Type::FIXED_SIZE_LIST && leaf->null_count() == 0) {
+        const auto& fsl = static_cast<const arrow::FixedSizeListArray&>(*leaf);
+        count *= fsl.list_type()->list_size();
+        leaf = fsl.values()->Slice(fsl.offset() * fsl.list_type()->list_size(),
+                                   fsl.length() * fsl.list_type()->list_size());
+      }
+      const int bits = arrow::is_fixed_width(leaf->type_id()) ? leaf->type()->bit_width() : 0;
+      if (leaf->null_count() > 0 || bits == 0 || bits % 8 != 0 || leaf->type_id() == arrow::Type::DICTIONARY) {
+        return Status::NotImplemented("packing child '", s.struct_type()->field(i)->name(), "' of type ",
+                                      child->type()->ToString(), " (packed structs hold fixed-width values without nulls)");
+      }
+      const int64_t width = bits / 8 * count;
+      parts.push_back({leaf->data()->buffers[1]->data() + leaf->offset() * (bits / 8), width});
+      row_width += width;
+    }
+    const int64_t n = array.length();
+    LANCE_ASSIGN_OR_RAISE(auto out, arrow::AllocateBuffer(n * row_width));
+    uint8_t* dst = out->mutable_data();
+    for (int64_t r = 0; r < n; ++r) {
+      for (const auto& p : parts) {
+        std::memcpy(dst, p.data + r * p.width, static_cast<size_t>(p.width));
+        dst += p.width;
+      }
+    }
+    const uint32_t index = page_->Add(std::shared_ptr<arrow::Buffer>(std::move(out)));
+    packed->mutable_buffer()->set_buffer_index(index);
+    packed->mutable_buffer()->set_buffer_type(enc::Buffer::page);
+    return e;
+  }
+
   // BinaryEncoder: u64 end offsets from 0 (a null's offset raised by
   // total bytes + 1), then the bytes.
   Result<enc::ArrayEncoding> EncodeBinary(const arrow::Array& array, const std::optional<Compression>& compression) {
@@ -226,12 +280,12 @@ class Encoder {
       }
       bytes = arrow::SliceBuffer(data.buffers[2], first, static_cast<int64_t>(last));
     }
+    if (compression && compression->scheme == "fsst") {
+      return EncodeFsst(array, all_null);
+    }
     auto indices_buffer = arrow::Buffer::FromVector(std::move(indices));
     const uint32_t indices_index = page_->Add(std::move(indices_buffer));
     if (compression) {
-      if (compression->scheme == "fsst") {
-        return Status::NotImplemented("fsst compression in file version 2.0 (field metadata ", kCompressionKey, ")");
-      }
       LANCE_ASSIGN_OR_RAISE(bytes, Compress(*compression, std::move(bytes)));
     }
     const uint32_t bytes_index = page_->Add(std::move(bytes));
@@ -240,6 +294,39 @@ class Encoder {
     *b->mutable_indices() = NoNulls(Flat(64, indices_index));
     *b->mutable_bytes() = Flat(8, bytes_index, compression);
     b->set_null_adjustment(null_adjustment);
+    return e;
+  }
+
+  // FsstArrayEncoder (asked for by field metadata): the values compressed
+  // with a trained symbol table, then stored as plain binary.
+  Result<enc::ArrayEncoding> EncodeFsst(const arrow::Array& array, bool all_null) {
+    const auto id = array.type_id();
+    if (all_null || (id != arrow::Type::STRING && id != arrow::Type::BINARY)) {
+      return Status::NotImplemented("fsst compression of ", all_null ? "all-null " : "", array.type()->ToString(),
+                                    " values in file version 2.0");
+    }
+    const auto& data = *array.data();
+    const int32_t* raw = data.GetValues<int32_t>(1);
+    std::vector<uint64_t> offsets(static_cast<size_t>(data.length) + 1);
+    for (int64_t i = 0; i <= data.length; ++i) offsets[i] = static_cast<uint64_t>(raw[i] - raw[0]);
+    std::string_view bytes(reinterpret_cast<const char*>(data.buffers[2]->data()) + raw[0],
+                           static_cast<size_t>(offsets.back()));
+    LANCE_ASSIGN_OR_RAISE(auto compressed, compression::FsstCompress(offsets, bytes));
+    std::vector<int32_t> new_offsets(compressed.second.offsets.begin(), compressed.second.offsets.end());
+    auto values = arrow::ArrayData::Make(array.type(), data.length,
+                                         {data.GetNullCount() > 0 ? data.buffers[0] : nullptr,
+                                          arrow::Buffer::FromVector(std::move(new_offsets)),
+                                          arrow::Buffer::FromString(std::move(compressed.second.data))},
+                                         data.null_count, data.offset);
+    // The copied validity keeps the array's offset; the new offsets start at 0.
+    if (data.offset != 0 && values->buffers[0]) {
+      LANCE_ASSIGN_OR_RAISE(values->buffers[0], Bitmap(data.buffers[0]->data(), data.offset, data.length));
+    }
+    values->offset = 0;
+    enc::ArrayEncoding e;
+    auto* fsst = e.mutable_fsst();
+    LANCE_ASSIGN_OR_RAISE(*fsst->mutable_binary(), EncodeBinary(*arrow::MakeArray(values), std::nullopt));
+    fsst->set_symbol_table(std::move(compressed.first));
     return e;
   }
 
@@ -360,7 +447,8 @@ bool UseDictionary(const arrow::Array& array) {
   for (int64_t i = 0; i < strings.length(); ++i) {
     if (strings.IsNull(i)) continue;
     distinct.emplace(strings.GetView(i), true);
-    if (distinct.size() >= threshold) return false;
+    // u8 indices (0 is null) hold at most 255 values, whatever the threshold.
+    if (distinct.size() >= threshold || distinct.size() >= 255) return false;
   }
   return true;
 }

@@ -55,33 +55,38 @@ bool IsPackedStruct(const Field& field) {
 // last data pages (they have no buffers, so only their column sees them).
 class TopLevelEncoder : public FieldEncoder {
  public:
-  explicit TopLevelEncoder(std::unique_ptr<LegacyFieldEncoder> root) : root_(std::move(root)) {}
+  TopLevelEncoder(std::unique_ptr<LegacyFieldEncoder> root, std::shared_ptr<EncodeContext> context)
+      : root_(std::move(root)), context_(std::move(context)) {}
   uint32_t num_columns() const override { return root_->num_columns(); }
   Result<std::vector<EncodedPage>> Append(const std::shared_ptr<arrow::Array>& array) override {
+    context_->out_of_line = out_of_line_;
     return root_->Append(array, nullptr);
   }
   Result<std::vector<EncodedPage>> Flush() override {
+    context_->out_of_line = out_of_line_;
     LANCE_ASSIGN_OR_RAISE(auto pages, root_->FlushData());
     root_->AddFinalPages(&pages);
     return pages;
   }
   Result<std::vector<EncodedColumn>> FinishColumns() override {
-    return std::vector<EncodedColumn>(root_->num_columns());
+    std::vector<EncodedColumn> columns;
+    root_->AddColumns(&columns);
+    return columns;
   }
 
  private:
   std::unique_ptr<LegacyFieldEncoder> root_;
+  std::shared_ptr<EncodeContext> context_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<LegacyFieldEncoder>> MakeLegacyFieldEncoder(const Field& field, uint32_t* next_column,
-                                                                   const EncoderOptions& options) {
+                                                                   const EncoderOptions& options,
+                                                                   const std::shared_ptr<EncodeContext>& context) {
   LANCE_ASSIGN_OR_RAISE(auto type, ArrowTypeFromField(field));
   if (IsPrimitive(*type)) {
-    if (field.metadata.count(kBlobMetaKey) > 0) {
-      return Status::NotImplemented("blob field '", field.name, "' in file version 2.0");
-    }
+    if (field.metadata.count(kBlobMetaKey) > 0) return MakeBlobEncoder(field, (*next_column)++, options, context);
     return MakePrimitiveEncoder(field, (*next_column)++, options);
   }
   switch (type->id()) {
@@ -91,17 +96,15 @@ Result<std::unique_ptr<LegacyFieldEncoder>> MakeLegacyFieldEncoder(const Field& 
         return Status::Invalid("list field '", field.name, "' has ", field.children.size(), " children, expected 1");
       }
       const uint32_t column = (*next_column)++;
-      LANCE_ASSIGN_OR_RAISE(auto items, MakeLegacyFieldEncoder(field.children[0], next_column, options));
+      LANCE_ASSIGN_OR_RAISE(auto items, MakeLegacyFieldEncoder(field.children[0], next_column, options, context));
       return MakeListEncoder(field, column, std::move(items), options);
     }
     case arrow::Type::STRUCT: {
-      if (IsPackedStruct(field)) {
-        return Status::NotImplemented("packed struct field '", field.name, "' in file version 2.0");
-      }
+      if (IsPackedStruct(field)) return MakePrimitiveEncoder(field, (*next_column)++, options);
       const uint32_t column = (*next_column)++;
       std::vector<std::unique_ptr<LegacyFieldEncoder>> children;
       for (const auto& child : field.children) {
-        LANCE_ASSIGN_OR_RAISE(auto c, MakeLegacyFieldEncoder(child, next_column, options));
+        LANCE_ASSIGN_OR_RAISE(auto c, MakeLegacyFieldEncoder(child, next_column, options, context));
         children.push_back(std::move(c));
       }
       return MakeStructEncoder(field, column, std::move(children));
@@ -125,8 +128,9 @@ Result<std::unique_ptr<LegacyFieldEncoder>> MakeLegacyFieldEncoder(const Field& 
 Result<std::unique_ptr<FieldEncoder>> MakeFieldEncoderV2_0(const Field& field, uint32_t first_column,
                                                            const EncoderOptions& options) {
   uint32_t next = first_column;
-  LANCE_ASSIGN_OR_RAISE(auto root, v2_0::MakeLegacyFieldEncoder(field, &next, options));
-  return std::unique_ptr<FieldEncoder>(std::make_unique<v2_0::TopLevelEncoder>(std::move(root)));
+  auto context = std::make_shared<v2_0::EncodeContext>();
+  LANCE_ASSIGN_OR_RAISE(auto root, v2_0::MakeLegacyFieldEncoder(field, &next, options, context));
+  return std::unique_ptr<FieldEncoder>(std::make_unique<v2_0::TopLevelEncoder>(std::move(root), std::move(context)));
 }
 
 }  // namespace lance::file

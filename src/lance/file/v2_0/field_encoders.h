@@ -51,18 +51,30 @@ class LegacyFieldEncoder {
   virtual Result<std::vector<EncodedPage>> FlushData() = 0;
   /// Pages written when the file finishes (struct headers; they have no buffers).
   virtual void AddFinalPages(std::vector<EncodedPage>* pages) = 0;
+  /// The column-level encodings of its columns, in order.
+  virtual void AddColumns(std::vector<EncodedColumn>* columns) = 0;
+};
+
+/// State a field's encoders share with the writer during one call.
+struct EncodeContext {
+  OutOfLineBuffers* out_of_line = nullptr;
 };
 
 /// The encoder of `field` and its children, from column `*next_column` on
 /// (advanced past its columns).
 Result<std::unique_ptr<LegacyFieldEncoder>> MakeLegacyFieldEncoder(const Field& field, uint32_t* next_column,
-                                                                   const EncoderOptions& options);
+                                                                   const EncoderOptions& options,
+                                                                   const std::shared_ptr<EncodeContext>& context);
 
 std::unique_ptr<LegacyFieldEncoder> MakePrimitiveEncoder(const Field& field, uint32_t column,
                                                          const EncoderOptions& options);
 std::unique_ptr<LegacyFieldEncoder> MakeListEncoder(const Field& field, uint32_t column,
                                                     std::unique_ptr<LegacyFieldEncoder> items,
                                                     const EncoderOptions& options);
+/// A large_binary field with `lance-encoding:blob` metadata: values go out of
+/// line, the column holds packed {position, size} descriptions.
+std::unique_ptr<LegacyFieldEncoder> MakeBlobEncoder(const Field& field, uint32_t column, const EncoderOptions& options,
+                                                    std::shared_ptr<EncodeContext> context);
 std::unique_ptr<LegacyFieldEncoder> MakeStructEncoder(const Field& field, uint32_t column,
                                                       std::vector<std::unique_ptr<LegacyFieldEncoder>> children);
 

@@ -79,6 +79,10 @@ class ListEncoder : public LegacyFieldEncoder {
   }
 
   void AddFinalPages(std::vector<EncodedPage>* pages) override { items_->AddFinalPages(pages); }
+  void AddColumns(std::vector<EncodedColumn>* columns) override {
+    columns->emplace_back();
+    items_->AddColumns(columns);
+  }
 
  private:
   static int64_t OffsetAt(const arrow::Array& offsets, int64_t i) {

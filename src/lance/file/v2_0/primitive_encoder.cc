@@ -32,6 +32,7 @@ class PrimitiveEncoder : public LegacyFieldEncoder {
   }
 
   void AddFinalPages(std::vector<EncodedPage>*) override {}
+  void AddColumns(std::vector<EncodedColumn>* columns) override { columns->emplace_back(); }
 
  private:
   Result<std::vector<EncodedPage>> Pages(arrow::ArrayVector arrays) {

@@ -59,6 +59,11 @@ class StructEncoder : public LegacyFieldEncoder {
     for (auto& c : children_) c->AddFinalPages(pages);
   }
 
+  void AddColumns(std::vector<EncodedColumn>* columns) override {
+    columns->emplace_back();
+    for (auto& c : children_) c->AddColumns(columns);
+  }
+
  private:
   std::string name_;
   uint32_t column_;
