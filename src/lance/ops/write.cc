@@ -102,6 +102,8 @@ class FragmentWriter {
       auto part = batch->Slice(0, take);
       LANCE_RETURN_NOT_OK(writer_->Write(*part));
       rows_ += static_cast<uint64_t>(take);
+      total_rows_ += static_cast<uint64_t>(take);
+      if (params_.on_progress) params_.on_progress(total_rows_);
       bytes_ += static_cast<uint64_t>(arrow::util::TotalBufferSize(*part));
       batch = batch->Slice(take);
       if (rows_ >= params_.max_rows_per_file || bytes_ >= params_.max_bytes_per_file) {
@@ -163,6 +165,7 @@ class FragmentWriter {
   std::string name_;
   uint64_t rows_ = 0;
   uint64_t bytes_ = 0;
+  uint64_t total_rows_ = 0;
   std::vector<Fragment> fragments_;
   std::vector<std::string> created_;
 };
