@@ -311,6 +311,8 @@ TEST_F(CommitTest, RacingDeletesOfOneFragmentConflict) {
   auto append = txn::Commit(*store_, txn::Transaction::Make(1, txn::Append{{HandMade("x", 1)}}));
   ASSERT_TRUE(append.ok()) << append.status().ToString();
   EXPECT_TRUE(Load(3).manifest.fragments[0].deletion_file.has_value());
+  // The losers left no transaction file behind: one per version.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "_transactions"), {}), 3);
 }
 
 TEST_F(CommitTest, AppendAfterOverwriteConflicts) {
