@@ -233,4 +233,9 @@ Result<CommitResult> Commit(const io::ObjectStore& store, Transaction txn, const
                         store.uri() + " after " + std::to_string(attempts) + " attempts");
 }
 
+Result<CommitResult> Commit(const std::string& uri, Transaction txn, const CommitOptions& options) {
+  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
+  return Commit(*store, std::move(txn), options);
+}
+
 }  // namespace lance::txn
