@@ -660,8 +660,11 @@ Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& leve
                                     " levels (more than 32767)");
     }
   }
-  bool large = false;
-  if (!serialize(false)) {
+  // 2.2 readers require the u32 form on every mini-block page.
+  bool large = version >= FileVersion::kV2_2;
+  if (large) {
+    serialize(true);
+  } else if (!serialize(false)) {
     if (version < FileVersion::kV2_2) {
       return Status::NotImplemented("leaf '", path.name, "': a mini-block chunk over 32 KiB needs file version 2.2");
     }
