@@ -35,6 +35,14 @@ const Field& LeafFieldOf(const Field& top, const LeafPath& path) {
   return *f;
 }
 
+bool ContainsMap(const Field& field) {
+  if (field.logical_type == "map") return true;
+  for (const auto& child : field.children) {
+    if (ContainsMap(child)) return true;
+  }
+  return false;
+}
+
 struct LeafColumn {
   LeafPath path;
   std::map<std::string, std::string> metadata;
@@ -157,6 +165,10 @@ Result<std::unique_ptr<FieldEncoder>> MakeFieldEncoderV2_1(const Field& field, u
                                                            const EncoderOptions& options) {
   if (options.version != FileVersion::kV2_1 && options.version != FileVersion::kV2_2) {
     return Status::Invalid("the 2.1 encoders cannot write file version ", FileVersionToString(options.version));
+  }
+  // As the reference: maps arrived with file version 2.2.
+  if (options.version == FileVersion::kV2_1 && ContainsMap(field)) {
+    return Status::NotImplemented("field '", field.name, "': the map type needs file version 2.2 or later");
   }
   auto paths = v2_1::LeafPathsOf(field);
   if (!paths.ok()) return paths.status().WithMessage("field '", field.name, "': ", paths.status().message());
