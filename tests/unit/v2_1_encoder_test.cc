@@ -8,7 +8,9 @@
 #include <vector>
 
 #include <arrow/array.h>
+#include <arrow/array/concatenate.h>
 #include <arrow/array/util.h>
+#include <arrow/builder.h>
 #include <arrow/json/from_string.h>
 #include <arrow/type.h>
 #include <arrow/util/bit_util.h>
@@ -342,6 +344,72 @@ TEST(EncoderV2_1, LayoutFollowsValueWidthAndMetadata) {
   auto bad = EncodeDecode(narrow, FileVersion::kV2_1, 1, {}, {{"lance-encoding:structural-encoding", "zigzag"}});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("zigzag"), std::string::npos);
+}
+
+// The value compression at the root of a mini-block or full-zip page.
+std::string ValueCompressionOf(const PageData& page) {
+  v2_1::pb21::PageLayout layout;
+  EXPECT_TRUE(layout.ParseFromString(page.encoding));
+  const auto& e = layout.has_mini_block_layout() ? layout.mini_block_layout().value_compression()
+                                                 : layout.full_zip_layout().value_compression();
+  using Case = v2_1::pb21::CompressiveEncoding::CompressionCase;
+  switch (e.compression_case()) {
+    case Case::kFlat: return "flat";
+    case Case::kVariable: return "variable";
+    case Case::kInlineBitpacking: return "inline_bitpacking";
+    case Case::kRle: return "rle";
+    case Case::kFsst: return "fsst";
+    case Case::kFixedSizeList: return "fsl";
+    default: return "other";
+  }
+}
+
+TEST(EncoderV2_1, DefaultCompressionChoices) {
+  for (auto version : {FileVersion::kV2_1, FileVersion::kV2_2}) {
+    // Long runs: RLE, including runs longer than 255 and than a chunk.
+    arrow::Int32Builder runs;
+    for (int i = 0; i < 9000; ++i) ASSERT_TRUE(runs.Append(i < 5000 ? 7 : i / 300).ok());
+    auto run_array = *runs.Finish();
+    auto result = EncodeDecode(run_array, version, 3);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "rle");
+    EXPECT_TRUE(result->decoded->Equals(*run_array));
+
+    // Small integers: bitpacked; full-width random ones: flat.
+    RandomArrays gen(9);
+    auto small = *arrow::json::ArrayFromJSONString(arrow::int64(), "[1, 2, 3, 4, 5, 6, 7, 0]");
+    small = *arrow::Concatenate(arrow::ArrayVector(300, small));
+    result = EncodeDecode(small, version, 1);
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "inline_bitpacking");
+    EXPECT_TRUE(result->decoded->Equals(*small));
+    auto wide = gen.Make(arrow::uint64(), 3000, 0);
+    result = EncodeDecode(wide, version, 1);
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "flat");
+    result = EncodeDecode(small, version, 1, {}, {{"lance-encoding:compression", "none"}});
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "flat");
+
+    // Enough string data: FSST, in mini-block and in full-zip pages; not for binary.
+    gen.max_string_ = 40;
+    auto strings = gen.Make(arrow::utf8(), 3000, 0.1);
+    result = EncodeDecode(strings, version, 2);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "fsst");
+    EXPECT_TRUE(result->decoded->Equals(*strings));
+    auto binary = gen.Make(arrow::binary(), 3000, 0.1);
+    result = EncodeDecode(binary, version, 2);
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "variable");
+    gen.max_string_ = 900;
+    auto long_strings = gen.Make(arrow::large_utf8(), 300, 0.1);
+    result = EncodeDecode(long_strings, version, 2);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(LayoutOf(result->columns[0].pages[0]), "full_zip");
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "fsst");
+    EXPECT_TRUE(result->decoded->Equals(*long_strings));
+  }
 }
 
 TEST(EncoderV2_1, ListsWithNullAndEmptyAtEveryLevel) {

@@ -13,6 +13,7 @@
 
 #include "lance/encodings_v2_1.pb.h"
 #include "lance/file/compression/fastlanes.h"
+#include "lance/file/compression/fsst.h"
 #include "lance/file/v2_1/data_block.h"
 #include "lance/file/v2_1/page.h"
 
@@ -51,6 +52,13 @@ struct PageValues {
   // kVariable: num_values + 1 offsets from 0 into data.
   uint32_t bits_per_offset = 32;
   std::vector<uint64_t> offsets;
+  bool is_string = false;  // utf8 (FSST applies to strings, not binary)
+};
+
+// What the field metadata asks of the compression.
+struct CompressionParams {
+  std::string compression;  // "", "none", "fsst", "lz4", "zstd"
+  double rle_threshold = 0.5;
 };
 
 Result<std::shared_ptr<arrow::Buffer>> CopyBits(const std::shared_ptr<arrow::Buffer>& bits, int64_t offset,
@@ -95,6 +103,7 @@ Result<PageValues> ToPageValues(const std::shared_ptr<arrow::Array>& array) {
       const bool large = data->type->id() == arrow::Type::LARGE_STRING || data->type->id() == arrow::Type::LARGE_BINARY;
       out.kind = PageValues::Kind::kVariable;
       out.bits_per_offset = large ? 64 : 32;
+      out.is_string = data->type->id() == arrow::Type::STRING || data->type->id() == arrow::Type::LARGE_STRING;
       out.offsets.resize(static_cast<size_t>(data->length) + 1, 0);
       if (data->length == 0) {
         out.data = std::make_shared<arrow::Buffer>(nullptr, 0);
@@ -351,14 +360,15 @@ Result<MiniCompressed> InlineBitpackChunksT(const PageValues& values) {
   return out;
 }
 
-// The reference bitpacks 8/16/32/64-bit values unless a single 1024-value
-// chunk could not shrink them.
+// The reference bitpacks 8/16/32/64-bit values when the packed chunks (a
+// width word plus 1024 values each) come out smaller than the raw values.
 template <typename T>
 bool WorthBitpacking(const PageValues& values) {
   auto v = LoadValues<T>(values.data->data(), values.num_values);
   const auto widths = ChunkBitWidths(v.data(), v.size());
-  const uint64_t data_size = values.num_values * sizeof(T);
-  return !(widths.size() == 1 && (kPackChunk * widths[0] + 7) / 8 >= data_size);
+  uint64_t words = 0;
+  for (unsigned w : widths) words += 1 + kPackChunk * w / (sizeof(T) * 8);
+  return words * sizeof(T) < values.num_values * sizeof(T);
 }
 
 Result<std::optional<MiniCompressed>> TryInlineBitpacking(const PageValues& values) {
@@ -434,6 +444,140 @@ LevelCompression ChooseLevelCompression(const std::vector<uint16_t>& levels) {
     out.width = *std::max_element(widths.begin(), widths.end());
   }
   return out;
+}
+
+// ------------------------------------------------------------------ fsst
+
+// FSST needs enough input to pay for its symbol table: the reference asks
+// for values of 5+ bytes and 32 KiB of data (bytes plus offsets).
+constexpr uint64_t kFsstMinMaxLength = 5;
+constexpr uint64_t kFsstMinDataSize = 32 * 1024;
+
+bool UseFsst(const PageValues& values, const CompressionParams& params) {
+  if (values.kind != PageValues::Kind::kVariable) return false;
+  if (params.compression == "fsst") return true;
+  if (!params.compression.empty() || !values.is_string) return false;
+  const uint64_t data_size = values.offsets.back() + values.offsets.size() * (values.bits_per_offset / 8);
+  return MaxValueBytes(values) >= kFsstMinMaxLength && data_size >= kFsstMinDataSize;
+}
+
+// The values FSST-compressed (same offset width) and the symbol table.
+Result<std::pair<std::string, PageValues>> FsstValues(const PageValues& values) {
+  std::string_view bytes = Bytes(values.data);
+  LANCE_ASSIGN_OR_RAISE(auto compressed, comp::FsstCompress(values.offsets, bytes));
+  PageValues out;
+  out.kind = PageValues::Kind::kVariable;
+  out.num_values = values.num_values;
+  out.bits_per_offset = values.bits_per_offset;
+  out.offsets = std::move(compressed.second.offsets);
+  out.data = arrow::Buffer::FromString(std::move(compressed.second.data));
+  if (values.bits_per_offset == 32 && out.offsets.back() > 0xFFFFFFFFull) {
+    return Status::CapacityError("FSST output exceeds 32-bit offsets");
+  }
+  return std::make_pair(std::move(compressed.first), std::move(out));
+}
+
+pb21::CompressiveEncoding FsstEncoding(std::string symbol_table, pb21::CompressiveEncoding inner) {
+  pb21::CompressiveEncoding e;
+  e.mutable_fsst()->set_symbol_table(std::move(symbol_table));
+  *e.mutable_fsst()->mutable_values() = std::move(inner);
+  return e;
+}
+
+// ------------------------------------------------------------------- rle
+
+// RLE chunks hold at most this many values (the reference's cap).
+constexpr uint64_t kMaxRleChunkValues = 2048;
+
+template <typename T>
+uint64_t CountRuns(const T* v, uint64_t n) {
+  uint64_t runs = n > 0 ? 1 : 0;
+  for (uint64_t i = 1; i < n; ++i) runs += v[i] != v[i - 1] ? 1 : 0;
+  return runs;
+}
+
+// Bytes RLE needs for v[0, n): runs longer than 255 split into several.
+template <typename T>
+uint64_t RleBytes(const T* v, uint64_t n) {
+  uint64_t bytes = 0;
+  for (uint64_t i = 0; i < n;) {
+    uint64_t j = i + 1;
+    while (j < n && v[j] == v[i]) ++j;
+    bytes += (j - i + 254) / 255 * (sizeof(T) + 1);
+    i = j;
+  }
+  return bytes;
+}
+
+template <typename T>
+void AppendRuns(const T* v, uint64_t n, std::string* values, std::string* lengths) {
+  for (uint64_t i = 0; i < n;) {
+    uint64_t j = i + 1;
+    while (j < n && v[j] == v[i]) ++j;
+    for (uint64_t left = j - i; left > 0;) {
+      const uint64_t len = std::min<uint64_t>(left, 255);
+      values->append(reinterpret_cast<const char*>(&v[i]), sizeof(T));
+      lengths->push_back(static_cast<char>(len));
+      left -= len;
+    }
+    i = j;
+  }
+}
+
+// Run-length chunks: the rest of the page if it fits, else the largest
+// power-of-two prefix that fits; runs are cut at chunk boundaries.
+template <typename T>
+MiniCompressed RleChunksT(const PageValues& values) {
+  MiniCompressed out;
+  const uint64_t n = values.num_values;
+  auto v = LoadValues<T>(values.data->data(), n);
+  std::string run_values, run_lengths;
+  uint64_t pos = 0;
+  while (pos < n) {
+    const uint64_t rest = n - pos;
+    MiniChunk chunk;
+    uint64_t take;
+    if (rest <= kMaxRleChunkValues && RleBytes(v.data() + pos, rest) <= kMaxMiniBlockBytes) {
+      take = rest;
+      chunk.log_num_values = 0;
+    } else {
+      take = std::bit_floor(std::min(rest, kMaxRleChunkValues));
+      while (take > 1 && RleBytes(v.data() + pos, take) > kMaxMiniBlockBytes) take /= 2;
+      chunk.log_num_values = static_cast<uint8_t>(std::countr_zero(take));
+      if (take == rest) chunk.log_num_values = 0;
+    }
+    const size_t values_at = run_values.size(), lengths_at = run_lengths.size();
+    AppendRuns(v.data() + pos, take, &run_values, &run_lengths);
+    chunk.num_values = take;
+    chunk.buffer_sizes = {run_values.size() - values_at, run_lengths.size() - lengths_at};
+    out.chunks.push_back(std::move(chunk));
+    pos += take;
+  }
+  out.buffers.push_back(std::move(run_values));
+  out.buffers.push_back(std::move(run_lengths));
+  auto* rle = out.encoding.mutable_rle();
+  *rle->mutable_values() = FlatEncoding(sizeof(T) * 8);
+  *rle->mutable_run_lengths() = FlatEncoding(8);
+  return out;
+}
+
+template <typename T>
+std::optional<MiniCompressed> TryRleT(const PageValues& values, double threshold) {
+  auto v = LoadValues<T>(values.data->data(), values.num_values);
+  const uint64_t runs = CountRuns(v.data(), v.size());
+  if (static_cast<double>(runs) < static_cast<double>(values.num_values) * threshold) return RleChunksT<T>(values);
+  return std::nullopt;
+}
+
+std::optional<MiniCompressed> TryRle(const PageValues& values, double threshold) {
+  if (!values.fsl.empty() || values.num_values == 0) return std::nullopt;
+  switch (values.bits_per_value) {
+    case 8: return TryRleT<uint8_t>(values, threshold);
+    case 16: return TryRleT<uint16_t>(values, threshold);
+    case 32: return TryRleT<uint32_t>(values, threshold);
+    case 64: return TryRleT<uint64_t>(values, threshold);
+    default: return std::nullopt;
+  }
 }
 
 // The end (index into offsets) of the chunk starting at value `first`:
@@ -516,13 +660,22 @@ PageData MakePage(const pb21::PageLayout& layout, uint64_t num_rows, uint64_t fi
 }
 
 Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& levels, const PageValues& values,
-                                 uint64_t num_rows, uint64_t first_row, FileVersion version, bool compress) {
+                                 uint64_t num_rows, uint64_t first_row, FileVersion version,
+                                 const CompressionParams& params) {
+  const bool compress = params.compression != "none";
   MiniCompressed compressed;
   if (values.kind == PageValues::Kind::kVariable) {
-    compressed = ChunkVariable(values);
+    if (UseFsst(values, params)) {
+      LANCE_ASSIGN_OR_RAISE(auto fsst, FsstValues(values));
+      compressed = ChunkVariable(fsst.second);
+      compressed.encoding = FsstEncoding(std::move(fsst.first), std::move(compressed.encoding));
+    } else {
+      compressed = ChunkVariable(values);
+    }
   } else {
     std::optional<MiniCompressed> packed;
-    if (compress) {
+    if (compress) packed = TryRle(values, params.rle_threshold);
+    if (compress && !packed) {
       LANCE_ASSIGN_OR_RAISE(packed, TryInlineBitpacking(values));
     }
     if (packed) {
@@ -705,8 +858,18 @@ std::string BytePacked(const std::vector<uint64_t>& values, uint64_t max) {
   return out;
 }
 
-Result<PageData> EncodeFullZip(const LeafPath& path, const CompactLevels& levels, const PageValues& values,
-                               uint64_t num_rows, uint64_t first_row) {
+Result<PageData> EncodeFullZip(const LeafPath& path, const CompactLevels& levels, const PageValues& input_values,
+                               uint64_t num_rows, uint64_t first_row, const CompressionParams& params) {
+  // Wide strings are FSST-compressed value by value under the same rules as
+  // mini-block strings.
+  std::optional<std::string> symbol_table;
+  PageValues fsst_values;
+  if (UseFsst(input_values, params)) {
+    LANCE_ASSIGN_OR_RAISE(auto fsst, FsstValues(input_values));
+    symbol_table = std::move(fsst.first);
+    fsst_values = std::move(fsst.second);
+  }
+  const PageValues& values = symbol_table ? fsst_values : input_values;
   const bool has_rep = !levels.rep.empty();
   const bool has_def = !levels.def.empty();
   uint16_t max_rep = 0, max_def = 0;
@@ -781,6 +944,9 @@ Result<PageData> EncodeFullZip(const LeafPath& path, const CompactLevels& levels
   } else {
     fz->set_bits_per_offset(values.bits_per_offset);
     *fz->mutable_value_compression() = VariableEncoding(values.bits_per_offset);
+    if (symbol_table) {
+      *fz->mutable_value_compression() = FsstEncoding(std::move(*symbol_table), fz->value_compression());
+    }
   }
   fz->set_num_items(static_cast<uint32_t>(num_levels));
   fz->set_num_visible_items(static_cast<uint32_t>(values.num_values));
@@ -842,12 +1008,19 @@ Result<PageData> EncodeLeafPage(const LeafPath& path, LeafPageInput input,
   }
   const bool mini_block = requested.empty() ? MaxValueBytes(values) < kMiniBlockMaxValueBytes
                                             : requested == "miniblock";
-  bool compress = true;
-  if (auto it = metadata.find("lance-encoding:compression"); it != metadata.end() && Lower(it->second) == "none") {
-    compress = false;
+  CompressionParams params;
+  if (auto it = metadata.find("lance-encoding:compression"); it != metadata.end()) {
+    params.compression = Lower(it->second);
   }
-  if (mini_block) return EncodeMiniBlock(path, levels, values, input.num_rows, input.first_row, version, compress);
-  return EncodeFullZip(path, levels, values, input.num_rows, input.first_row);
+  if (auto it = metadata.find("lance-encoding:rle-threshold"); it != metadata.end()) {
+    try {
+      params.rle_threshold = std::stod(it->second);
+    } catch (...) {
+      // The reference ignores a threshold that does not parse.
+    }
+  }
+  if (mini_block) return EncodeMiniBlock(path, levels, values, input.num_rows, input.first_row, version, params);
+  return EncodeFullZip(path, levels, values, input.num_rows, input.first_row, params);
 }
 
 }  // namespace lance::file::v2_1
