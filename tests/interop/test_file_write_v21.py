@@ -211,8 +211,9 @@ def column_signatures(path):
 # Columns whose encodings we expect to match pylance's (by leaf column index
 # order); the rest are reported by test_report_encoding_differences.
 @pytest.mark.parametrize("version", VERSIONS)
-def test_encodings_match_pylance(tmp_path, version):
-    table = random_table(6, 3000, version, p=0.1)
+@pytest.mark.parametrize("which", ["random", "choices"])
+def test_encodings_match_pylance(tmp_path, version, which):
+    table = random_table(6, 3000, version, p=0.1) if which == "random" else choices_table()
     ours = column_signatures(_lance_cpp_write(tmp_path, table, version, 1000))
     ref_path = tmp_path / f"py-{version}.lance"
     with LanceFileWriter(str(ref_path), version=version) as w:
@@ -226,6 +227,28 @@ def test_encodings_match_pylance(tmp_path, version):
         print(f"{version} {name}:\n  ours   {o}\n  pylance {t}")
     unexpected = {k: v for k, v in diffs.items() if k not in KNOWN_DIFFERENCES}
     assert not unexpected, unexpected
+
+
+def choices_table(n: int = 3000) -> pa.Table:
+    """Columns at the edges of the reference's choices: dictionary or not,
+    RLE or bitpacking, FSST or not, dictionary bitpacked or lz4."""
+    rng = np.random.default_rng(0)
+    ints = lambda hi, dt, scale=1: pa.array(rng.integers(0, hi, n) * scale, dt, mask=_mask(rng, n, 0.05))
+    return pa.table({
+        "i64_lo": ints(10, pa.int64()),
+        "i64_300": ints(300, pa.int64()),
+        "i64_500": ints(500, pa.int64(), 1000003),
+        "i32_lo": ints(10, pa.int32()),
+        "i16_lo": ints(10, pa.int16()),
+        "f64_lo": pa.array(rng.integers(0, 10, n) * 0.5, pa.float64()),
+        "dec_lo": pa.array([Decimal(int(v)) for v in rng.integers(0, 10, n)], pa.decimal128(10, 0)),
+        "str_lo": pa.array([f"value-{v}" for v in rng.integers(0, 10, n)]),
+        "lstr_lo": pa.array([f"value-{v}" for v in rng.integers(0, 10, n)], pa.large_string()),
+        "str_mid": pa.array([f"v{v}" for v in rng.integers(0, 600, n)]),
+        "str_hi": pa.array([f"value-{v}" for v in rng.integers(0, 2000, n)]),
+        "runs8": pa.array(np.repeat(rng.integers(0, 3, n // 700 + 1), 700)[:n], pa.uint8()),
+        "list_lo": _list(rng, n, 0.1, lambda k: pa.array(rng.integers(0, 4, k), pa.int64())),
+    })
 
 
 def _leaf_names(schema):

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstring>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 #include <string_view>
 
 #include <arrow/buffer.h>
@@ -14,6 +16,7 @@
 #include "lance/encodings_v2_1.pb.h"
 #include "lance/file/compression/fastlanes.h"
 #include "lance/file/compression/fsst.h"
+#include "lance/file/compression/general.h"
 #include "lance/file/v2_1/data_block.h"
 #include "lance/file/v2_1/page.h"
 
@@ -59,6 +62,7 @@ struct PageValues {
 struct CompressionParams {
   std::string compression;  // "", "none", "fsst", "lz4", "zstd"
   double rle_threshold = 0.5;
+  double dict_size_ratio = 0.8;
 };
 
 Result<std::shared_ptr<arrow::Buffer>> CopyBits(const std::shared_ptr<arrow::Buffer>& bits, int64_t offset,
@@ -580,6 +584,186 @@ std::optional<MiniCompressed> TryRle(const PageValues& values, double threshold)
   }
 }
 
+// ------------------------------------------------------------ dictionary
+
+// Pages with fewer values are never dictionary encoded.
+constexpr uint64_t kDictMinValues = 100;
+
+// A page's values split into indices into a dictionary of distinct values
+// (in first-occurrence order) and the dictionary's block-compressed buffer.
+struct DictionaryPage {
+  PageValues indices;
+  std::string dictionary;
+  pb21::CompressiveEncoding dictionary_encoding;
+  uint64_t num_items = 0;
+};
+
+// Fixed-width values the reference dictionary-encodes: 128-bit ones (2.1)
+// and also 64-bit ones (2.2).
+bool DictionaryEligibleWidth(const PageValues& values, FileVersion version) {
+  if (values.kind != PageValues::Kind::kFixed || !values.fsl.empty()) return false;
+  return values.bits_per_value == 128 || (values.bits_per_value == 64 && version >= FileVersion::kV2_2);
+}
+
+// Distinct values (exact; the reference estimates them with a HyperLogLog).
+uint64_t Cardinality(const PageValues& values) {
+  std::unordered_set<std::string_view> seen;
+  if (values.kind == PageValues::Kind::kVariable) {
+    const char* base = values.data && values.data->size() > 0 ? reinterpret_cast<const char*>(values.data->data())
+                                                             : "";
+    for (uint64_t i = 0; i < values.num_values; ++i) {
+      seen.emplace(base + values.offsets[i], values.offsets[i + 1] - values.offsets[i]);
+    }
+  } else {
+    const uint64_t width = values.bits_per_value / 8;
+    const char* base = reinterpret_cast<const char*>(values.data->data());
+    for (uint64_t i = 0; i < values.num_values; ++i) seen.emplace(base + i * width, width);
+  }
+  return seen.size();
+}
+
+// The reference's estimate: dictionary items plus 32-bit indices (offset-
+// sized for variable values) against the raw size, below dict-size-ratio.
+bool ShouldDictionaryEncode(const PageValues& values, FileVersion version, const CompressionParams& params) {
+  if (values.num_values < kDictMinValues) return false;
+  const bool variable = values.kind == PageValues::Kind::kVariable;
+  if (!variable && !DictionaryEligibleWidth(values, version)) return false;
+  const uint64_t n = values.num_values;
+  const uint64_t cardinality = Cardinality(values);
+  uint64_t data_size, estimate;
+  if (variable) {
+    const uint64_t offset_bytes = values.bits_per_offset / 8;
+    data_size = values.offsets.back() + (n + 1) * offset_bytes;
+    const uint64_t avg = data_size / n;
+    estimate = cardinality * avg + cardinality * offset_bytes + n * offset_bytes;
+  } else {
+    const uint64_t width = values.bits_per_value / 8;
+    data_size = n * width;
+    estimate = cardinality * width + n * 4;
+  }
+  return data_size > 0 && static_cast<double>(estimate) / static_cast<double>(data_size) < params.dict_size_ratio;
+}
+
+template <typename Index>
+void AppendIndex(std::string* out, uint64_t i) {
+  const Index v = static_cast<Index>(i);
+  out->append(reinterpret_cast<const char*>(&v), sizeof(Index));
+}
+
+pb21::CompressiveEncoding GeneralLz4(pb21::CompressiveEncoding inner) {
+  pb21::CompressiveEncoding e;
+  e.mutable_general()->mutable_compression()->set_scheme(pb21::COMPRESSION_ALGORITHM_LZ4);
+  *e.mutable_general()->mutable_values() = std::move(inner);
+  return e;
+}
+
+// Block compression of a fixed-width dictionary: 2.2 bitpacks it when that
+// shrinks it and otherwise wraps it in lz4; 2.1 stores it flat.
+template <typename T>
+Result<bool> TryBitpackBlock(const std::string& raw, uint64_t n, std::string* out, pb21::CompressiveEncoding* e) {
+  auto v = LoadValues<T>(reinterpret_cast<const uint8_t*>(raw.data()), n);
+  const auto widths = ChunkBitWidths(v.data(), n);
+  const unsigned max_width = *std::max_element(widths.begin(), widths.end());
+  constexpr uint64_t bits = sizeof(T) * 8;
+  uint64_t words;
+  if (n <= kPackChunk) {
+    words = 1 + kPackChunk * max_width / bits;
+  } else {
+    if (max_width >= bits) return false;
+    const uint64_t per_chunk = (kPackChunk * max_width + bits - 1) / bits;
+    const uint64_t whole = n / kPackChunk, tail = n % kPackChunk;
+    words = whole * per_chunk;
+    if (tail > 0) {
+      const uint64_t padding = max_width * (kPackChunk - tail), savings = (bits - max_width) * tail;
+      words += padding < savings ? per_chunk : tail;
+    }
+  }
+  if (words * sizeof(T) >= n * sizeof(T)) return false;
+  if (n <= kPackChunk) {
+    LANCE_ASSIGN_OR_RAISE(*out, InlinePack<T>(v.data(), n, nullptr));
+    e->mutable_inline_bitpacking()->set_uncompressed_bits_per_value(bits);
+  } else {
+    LANCE_ASSIGN_OR_RAISE(*out, OutOfLinePack<T>(v.data(), n, max_width));
+    auto* o = e->mutable_out_of_line_bitpacking();
+    o->set_uncompressed_bits_per_value(bits);
+    o->mutable_values()->mutable_flat()->set_bits_per_value(max_width);
+  }
+  return true;
+}
+
+Result<DictionaryPage> DictionaryEncode(const PageValues& values, FileVersion version) {
+  DictionaryPage out;
+  const uint64_t n = values.num_values;
+  std::unordered_map<std::string_view, uint64_t> ids;
+  std::string indices, dictionary;
+  out.indices.kind = PageValues::Kind::kFixed;
+  out.indices.num_values = n;
+  if (values.kind == PageValues::Kind::kVariable) {
+    // Indices are as wide as the offsets.
+    const bool wide = values.bits_per_offset == 64;
+    out.indices.bits_per_value = wide ? 64 : 32;
+    const char* base = values.data && values.data->size() > 0 ? reinterpret_cast<const char*>(values.data->data())
+                                                             : "";
+    std::vector<uint64_t> dict_offsets{0};
+    std::string dict_bytes;
+    for (uint64_t i = 0; i < n; ++i) {
+      std::string_view key(base + values.offsets[i], values.offsets[i + 1] - values.offsets[i]);
+      auto [it, inserted] = ids.emplace(key, ids.size());
+      if (inserted) {
+        dict_bytes.append(key);
+        dict_offsets.push_back(dict_bytes.size());
+      }
+      if (wide) {
+        AppendIndex<int64_t>(&indices, it->second);
+      } else {
+        AppendIndex<int32_t>(&indices, it->second);
+      }
+    }
+    // Block layout: [width][bytes start][offsets][bytes], u32 or u64 fields.
+    const uint64_t width = values.bits_per_offset / 8;
+    const uint64_t start = 2 * width + dict_offsets.size() * width;
+    auto put = [&](uint64_t v) { dictionary.append(reinterpret_cast<const char*>(&v), width); };
+    put(values.bits_per_offset);
+    put(start);
+    for (uint64_t o : dict_offsets) put(o);
+    dictionary += dict_bytes;
+    out.num_items = dict_offsets.size() - 1;
+    *out.dictionary_encoding.mutable_variable()->mutable_offsets() = FlatEncoding(values.bits_per_offset);
+  } else {
+    out.indices.bits_per_value = 32;
+    const uint64_t width = values.bits_per_value / 8;
+    const char* base = reinterpret_cast<const char*>(values.data->data());
+    for (uint64_t i = 0; i < n; ++i) {
+      std::string_view key(base + i * width, width);
+      auto [it, inserted] = ids.emplace(key, ids.size());
+      if (inserted) dictionary.append(key);
+      AppendIndex<int32_t>(&indices, it->second);
+    }
+    out.num_items = ids.size();
+    out.dictionary_encoding = FlatEncoding(values.bits_per_value);
+  }
+  out.indices.data = arrow::Buffer::FromString(std::move(indices));
+  if (version >= FileVersion::kV2_2) {
+    bool packed = false;
+    if (values.kind == PageValues::Kind::kFixed && values.bits_per_value == 64) {
+      std::string bitpacked;
+      pb21::CompressiveEncoding e;
+      LANCE_ASSIGN_OR_RAISE(packed, TryBitpackBlock<uint64_t>(dictionary, out.num_items, &bitpacked, &e));
+      if (packed) {
+        out.dictionary = std::move(bitpacked);
+        out.dictionary_encoding = std::move(e);
+      }
+    }
+    if (!packed) {
+      LANCE_ASSIGN_OR_RAISE(out.dictionary, comp::GeneralCompress(comp::GeneralCodec::kLz4, dictionary, std::nullopt));
+      out.dictionary_encoding = GeneralLz4(std::move(out.dictionary_encoding));
+    }
+  } else {
+    out.dictionary = std::move(dictionary);
+  }
+  return out;
+}
+
 // The end (index into offsets) of the chunk starting at value `first`:
 // doubling the count while offsets + bytes stay within the aim.
 size_t NextVariableChunkEnd(const std::vector<uint64_t>& offsets, size_t first, uint64_t width) {
@@ -661,7 +845,7 @@ PageData MakePage(const pb21::PageLayout& layout, uint64_t num_rows, uint64_t fi
 
 Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& levels, const PageValues& values,
                                  uint64_t num_rows, uint64_t first_row, FileVersion version,
-                                 const CompressionParams& params) {
+                                 const CompressionParams& params, std::optional<DictionaryPage> dictionary) {
   const bool compress = params.compression != "none";
   MiniCompressed compressed;
   if (values.kind == PageValues::Kind::kVariable) {
@@ -836,6 +1020,11 @@ Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& leve
   mb->set_num_items(values.num_values);
   if (large) mb->set_has_large_chunk(true);
   std::vector<std::string> buffers{std::move(meta_words), std::move(data)};
+  if (dictionary) {
+    *mb->mutable_dictionary() = std::move(dictionary->dictionary_encoding);
+    mb->set_num_dictionary_items(dictionary->num_items);
+    buffers.push_back(std::move(dictionary->dictionary));
+  }
   if (has_rep) {
     std::string index;
     for (uint64_t v : rep_index) AppendU64(&index, v);
@@ -1019,7 +1208,25 @@ Result<PageData> EncodeLeafPage(const LeafPath& path, LeafPageInput input,
       // The reference ignores a threshold that does not parse.
     }
   }
-  if (mini_block) return EncodeMiniBlock(path, levels, values, input.num_rows, input.first_row, version, params);
+  if (auto it = metadata.find("lance-encoding:dict-size-ratio"); it != metadata.end()) {
+    try {
+      params.dict_size_ratio = std::stod(it->second);
+    } catch (...) {
+    }
+    if (!(params.dict_size_ratio > 0 && params.dict_size_ratio <= 1)) {
+      return Status::Invalid("leaf '", path.name, "': lance-encoding:dict-size-ratio must be in (0, 1], got '",
+                             it->second, "'");
+    }
+  }
+  if (ShouldDictionaryEncode(values, version, params)) {
+    LANCE_ASSIGN_OR_RAISE(DictionaryPage dict, DictionaryEncode(values, version));
+    PageValues indices = std::move(dict.indices);
+    return EncodeMiniBlock(path, levels, indices, input.num_rows, input.first_row, version, params,
+                           std::move(dict));
+  }
+  if (mini_block) {
+    return EncodeMiniBlock(path, levels, values, input.num_rows, input.first_row, version, params, std::nullopt);
+  }
   return EncodeFullZip(path, levels, values, input.num_rows, input.first_row, params);
 }
 
