@@ -211,10 +211,13 @@ def column_signatures(path):
 # Columns whose encodings we expect to match pylance's (by leaf column index
 # order); the rest are reported by test_report_encoding_differences.
 @pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize("which", ["random", "choices"])
+@pytest.mark.parametrize("which", ["random", "choices", "requested"])
 def test_encodings_match_pylance(tmp_path, version, which):
-    table = random_table(6, 3000, version, p=0.1) if which == "random" else choices_table()
-    ours = column_signatures(_lance_cpp_write(tmp_path, table, version, 1000))
+    table = {"random": lambda: random_table(6, 3000, version, p=0.1), "choices": choices_table,
+             "requested": requested_table}[which]()
+    ours_path = _lance_cpp_write(tmp_path, table, version, 1000)
+    _assert_tables_equal(LanceFileReader(str(ours_path)).read_all().to_table(), table)
+    ours = column_signatures(ours_path)
     ref_path = tmp_path / f"py-{version}.lance"
     with LanceFileWriter(str(ref_path), version=version) as w:
         for b in table.to_batches(max_chunksize=1000):
@@ -249,6 +252,34 @@ def choices_table(n: int = 3000) -> pa.Table:
         "runs8": pa.array(np.repeat(rng.integers(0, 3, n // 700 + 1), 700)[:n], pa.uint8()),
         "list_lo": _list(rng, n, 0.1, lambda k: pa.array(rng.integers(0, 4, k), pa.int64())),
     })
+
+
+def requested_table(n: int = 3000) -> pa.Table:
+    """Compression asked for through field metadata."""
+    rng = np.random.default_rng(1)
+    cols = {
+        "i32_zstd": (pa.array(rng.integers(0, 1000, n), pa.int32()), {"compression": "zstd"}),
+        "i32_lz4": (pa.array(rng.integers(0, 1000, n), pa.int32(), mask=_mask(rng, n, 0.1)), {"compression": "lz4"}),
+        "i32_level": (pa.array(rng.integers(0, 1000, n), pa.int32()), {"compression": "zstd",
+                                                                       "compression-level": "9"}),
+        "f32_zstd": (pa.array(rng.standard_normal(n).astype(np.float32)), {"compression": "zstd"}),
+        "f64_bss_on": (pa.array(rng.standard_normal(n)), {"compression": "zstd", "bss": "on"}),
+        "i64_bss_off": (pa.array(rng.integers(0, 10**6, n), pa.int64()), {"compression": "zstd", "bss": "off"}),
+        "str_zstd": (pa.array([f"value-{v}" for v in rng.integers(0, 2000, n)]), {"compression": "zstd"}),
+        "str_fsst": (pa.array([f"value-{v}" for v in rng.integers(0, 2000, n)]), {"compression": "fsst"}),
+        "str_none": (pa.array([f"value-{v}" for v in rng.integers(0, 2000, 3 * n)])[:n], {"compression": "none"}),
+        "i64_none": (pa.array(rng.integers(0, 10, n), pa.int64()), {"compression": "none"}),
+        "bool_lz4": (pa.array(rng.random(n) < 0.5), {"compression": "lz4"}),
+        "runs_zstd": (pa.array(np.repeat(rng.integers(0, 5, n // 100 + 1), 100)[:n], pa.int32()),
+                      {"compression": "zstd"}),
+        "rle_strict": (pa.array(np.repeat(rng.integers(0, 5, n // 3 + 1), 3)[:n], pa.int32()),
+                       {"rle-threshold": "0.1"}),
+        "full_zip": (pa.array([f"v{v}" for v in rng.integers(0, 2000, n)]), {"structural-encoding": "fullzip"}),
+        "dict_strict": (pa.array([f"v{v}" for v in rng.integers(0, 600, n)]), {"dict-size-ratio": "0.3"}),
+    }
+    fields = [pa.field(k, a.type, metadata={f"lance-encoding:{mk}": mv for mk, mv in m.items()})
+              for k, (a, m) in cols.items()]
+    return pa.Table.from_arrays([a for a, _ in cols.values()], schema=pa.schema(fields))
 
 
 def _leaf_names(schema):

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
@@ -23,6 +24,8 @@
 namespace lance::file::v2_1 {
 
 namespace {
+
+namespace comp = lance::file::compression;
 
 // Chunks of mini-block pages: at most this many values, and values sized
 // to stay under this many bytes (the reference's limits).
@@ -63,6 +66,15 @@ struct CompressionParams {
   std::string compression;  // "", "none", "fsst", "lz4", "zstd"
   double rle_threshold = 0.5;
   double dict_size_ratio = 0.8;
+  std::optional<int32_t> compression_level;
+  double bss_sensitivity = 0.5;  // off 0, auto 0.5, on 1
+
+  // lz4/zstd requested: a general compressor wraps the value compression.
+  std::optional<comp::GeneralCodec> General() const {
+    if (compression == "lz4") return comp::GeneralCodec::kLz4;
+    if (compression == "zstd") return comp::GeneralCodec::kZstd;
+    return std::nullopt;
+  }
 };
 
 Result<std::shared_ptr<arrow::Buffer>> CopyBits(const std::shared_ptr<arrow::Buffer>& bits, int64_t offset,
@@ -270,7 +282,6 @@ Result<MiniCompressed> ChunkFixed(const PageValues& values) {
 
 // ------------------------------------------------------------ bitpacking
 
-namespace comp = lance::file::compression;
 constexpr uint64_t kPackChunk = comp::kFastLanesValues;
 
 template <typename T>
@@ -699,8 +710,8 @@ Result<DictionaryPage> DictionaryEncode(const PageValues& values, FileVersion ve
   out.indices.kind = PageValues::Kind::kFixed;
   out.indices.num_values = n;
   if (values.kind == PageValues::Kind::kVariable) {
-    // Indices are as wide as the offsets.
-    const bool wide = values.bits_per_offset == 64;
+    // Indices are 32-bit even for 64-bit offsets (as pylance 14 writes them).
+    const bool wide = false;
     out.indices.bits_per_value = wide ? 64 : 32;
     const char* base = values.data && values.data->size() > 0 ? reinterpret_cast<const char*>(values.data->data())
                                                              : "";
@@ -762,6 +773,93 @@ Result<DictionaryPage> DictionaryEncode(const PageValues& values, FileVersion ve
     out.dictionary = std::move(dictionary);
   }
   return out;
+}
+
+// ------------------------------------------------------ byte stream split
+
+// BSS only pays off ahead of a general compressor: used when one is
+// requested and the bytes at each position of the first 64 values have low
+// entropy (below 8 bits times the sensitivity).
+bool UseByteStreamSplit(const PageValues& values, const CompressionParams& params) {
+  if (!params.General() || !values.fsl.empty()) return false;
+  if (values.bits_per_value != 32 && values.bits_per_value != 64) return false;
+  if (params.bss_sensitivity <= 0) return false;
+  if (params.bss_sensitivity >= 1) return true;
+  const uint64_t width = values.bits_per_value / 8;
+  const uint64_t sample = std::min<uint64_t>(values.num_values, 64);
+  if (sample == 0) return false;
+  const uint8_t* data = values.data->data();
+  double total = 0;
+  for (uint64_t pos = 0; pos < width; ++pos) {
+    uint32_t counts[256] = {};
+    for (uint64_t i = 0; i < sample; ++i) ++counts[data[i * width + pos]];
+    double entropy = 0;
+    for (uint32_t c : counts) {
+      if (c == 0) continue;
+      const double p = static_cast<double>(c) / static_cast<double>(sample);
+      entropy -= p * std::log2(p);
+    }
+    total += std::floor(entropy * 1000.0) / 1000.0;
+  }
+  return total / static_cast<double>(width) < params.bss_sensitivity * 8.0;
+}
+
+// Chunks of 1024 (32-bit) or 512 (64-bit) values, each split into byte
+// streams: all first bytes, then all second bytes, ...
+MiniCompressed ByteStreamSplitChunks(const PageValues& values) {
+  MiniCompressed out;
+  const uint64_t width = values.bits_per_value / 8;
+  const uint64_t per_chunk = values.bits_per_value == 32 ? 1024 : 512;
+  const uint64_t n = values.num_values;
+  const uint8_t* src = values.data->data();
+  std::string buffer(n * width, '\0');
+  for (uint64_t start = 0; start < n; start += per_chunk) {
+    const uint64_t count = std::min(per_chunk, n - start);
+    char* dst = buffer.data() + start * width;
+    for (uint64_t i = 0; i < count; ++i) {
+      for (uint64_t b = 0; b < width; ++b) dst[b * count + i] = static_cast<char>(src[(start + i) * width + b]);
+    }
+    MiniChunk chunk;
+    chunk.num_values = count;
+    chunk.log_num_values = start + count < n ? static_cast<uint8_t>(std::countr_zero(count)) : 0;
+    chunk.buffer_sizes.push_back(count * width);
+    out.chunks.push_back(std::move(chunk));
+  }
+  out.buffers.push_back(std::move(buffer));
+  *out.encoding.mutable_byte_stream_split()->mutable_values() = FlatEncoding(values.bits_per_value);
+  return out;
+}
+
+// ---------------------------------------------------------------- general
+
+// Compresses each chunk's part of the first buffer on its own; kept only
+// when the buffer is worth it (4 KiB+) and comes out smaller.
+constexpr uint64_t kMinGeneralBufferBytes = 4 * 1024;
+
+Status WrapGeneral(MiniCompressed* compressed, comp::GeneralCodec codec, std::optional<int32_t> level) {
+  if (compressed->buffers.empty() || compressed->buffers[0].size() < kMinGeneralBufferBytes) return Status::OK();
+  const std::string& first = compressed->buffers[0];
+  std::string out;
+  std::vector<uint64_t> sizes;
+  uint64_t offset = 0;
+  for (const auto& chunk : compressed->chunks) {
+    const uint64_t size = chunk.buffer_sizes[0];
+    LANCE_ASSIGN_OR_RAISE(auto framed, comp::GeneralCompress(codec, std::string_view(first).substr(offset, size), level));
+    sizes.push_back(framed.size());
+    out += framed;
+    offset += size;
+  }
+  if (out.size() >= first.size()) return Status::OK();
+  for (size_t c = 0; c < compressed->chunks.size(); ++c) compressed->chunks[c].buffer_sizes[0] = sizes[c];
+  compressed->buffers[0] = std::move(out);
+  pb21::CompressiveEncoding wrapped;
+  auto* general = wrapped.mutable_general();
+  general->mutable_compression()->set_scheme(codec == comp::GeneralCodec::kLz4 ? pb21::COMPRESSION_ALGORITHM_LZ4
+                                                                               : pb21::COMPRESSION_ALGORITHM_ZSTD);
+  if (level) general->mutable_compression()->set_level(*level);
+  *general->mutable_values() = std::move(compressed->encoding);
+  compressed->encoding = std::move(wrapped);
+  return Status::OK();
 }
 
 // The end (index into offsets) of the chunk starting at value `first`:
@@ -858,7 +956,8 @@ Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& leve
     }
   } else {
     std::optional<MiniCompressed> packed;
-    if (compress) packed = TryRle(values, params.rle_threshold);
+    if (compress && UseByteStreamSplit(values, params)) packed = ByteStreamSplitChunks(values);
+    if (compress && !packed) packed = TryRle(values, params.rle_threshold);
     if (compress && !packed) {
       LANCE_ASSIGN_OR_RAISE(packed, TryInlineBitpacking(values));
     }
@@ -867,6 +966,9 @@ Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& leve
     } else {
       LANCE_ASSIGN_OR_RAISE(compressed, ChunkFixed(values));
     }
+  }
+  if (auto codec = params.General(); codec && values.fsl.empty()) {
+    LANCE_RETURN_NOT_OK(WrapGeneral(&compressed, *codec, params.compression_level));
   }
   const bool has_rep = !levels.rep.empty();
   const bool has_def = !levels.def.empty();
@@ -1207,6 +1309,24 @@ Result<PageData> EncodeLeafPage(const LeafPath& path, LeafPageInput input,
     } catch (...) {
       // The reference ignores a threshold that does not parse.
     }
+  }
+  if (!params.compression.empty() && params.compression != "none" && params.compression != "fsst" &&
+      !params.General()) {
+    return Status::Invalid("leaf '", path.name, "': unknown lance-encoding:compression '", params.compression,
+                           "' (expected none, fsst, lz4 or zstd)");
+  }
+  if (auto it = metadata.find("lance-encoding:compression-level"); it != metadata.end()) {
+    try {
+      params.compression_level = std::stoi(it->second);
+    } catch (...) {
+      // The reference ignores a level that does not parse.
+    }
+  }
+  if (auto it = metadata.find("lance-encoding:bss"); it != metadata.end()) {
+    const std::string mode = Lower(it->second);
+    if (mode == "off") params.bss_sensitivity = 0;
+    if (mode == "on") params.bss_sensitivity = 1;
+    if (mode == "auto") params.bss_sensitivity = 0.5;
   }
   if (auto it = metadata.find("lance-encoding:dict-size-ratio"); it != metadata.end()) {
     try {
