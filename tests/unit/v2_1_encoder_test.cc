@@ -506,6 +506,22 @@ TEST(EncoderV2_1, RequestedCompressionsRoundTrip) {
   }
 }
 
+TEST(EncoderV2_1, ArrowDictionaryArraysKeepTheirDictionary) {
+  for (auto version : {FileVersion::kV2_1, FileVersion::kV2_2}) {
+    for (auto key : {arrow::int8(), arrow::int32()}) {
+      auto type = arrow::dictionary(key, arrow::utf8());
+      auto indices = *arrow::json::ArrayFromJSONString(key, "[0, 1, null, 2, 1, 0, 2, null]");
+      auto items = *arrow::json::ArrayFromJSONString(arrow::utf8(), R"(["red", "green", "blue"])");
+      auto array = *arrow::DictionaryArray::FromArrays(type, *arrow::Concatenate(arrow::ArrayVector(50, indices)),
+                                                        items);
+      auto result = EncodeDecode(array, version, 3);
+      ASSERT_TRUE(result.ok()) << result.status().ToString();
+      EXPECT_TRUE(HasDictionary(result->columns[0].pages[0]));
+      EXPECT_TRUE(result->decoded->Equals(*array)) << result->decoded->ToString();
+    }
+  }
+}
+
 TEST(EncoderV2_1, ListsWithNullAndEmptyAtEveryLevel) {
   auto type = arrow::list(arrow::struct_({arrow::field("a", arrow::list(arrow::int32())),
                                           arrow::field("b", arrow::utf8())}));

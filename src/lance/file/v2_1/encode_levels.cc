@@ -51,9 +51,6 @@ Status CollectLeaves(const Field& field, std::vector<LeafStep> prefix, const std
   if (MetadataSays(field, "lance-encoding:blob")) {
     return Status::NotImplemented("writing blob field '", name, "' in file version 2.1+");
   }
-  if (lt.starts_with("dict:")) {
-    return Status::NotImplemented("writing dictionary field '", name, "' in file version 2.1+");
-  }
   prefix.push_back({LeafStep::Kind::kLeaf, 0});
   out->push_back(std::move(prefix));
   names->push_back(name);
