@@ -271,7 +271,7 @@ Result<std::string> LevelCompression::Compress(const uint16_t* levels, uint64_t 
 namespace {
 
 // RLE chunks hold at most this many values (the reference's cap).
-constexpr uint64_t kMaxRleChunkValues = 2048;
+constexpr uint64_t kMaxRleChunkValues = 4096;
 
 template <typename T>
 uint64_t CountRuns(const T* v, uint64_t n) {

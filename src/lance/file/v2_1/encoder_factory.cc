@@ -10,6 +10,7 @@
 #include <arrow/util/byte_size.h>
 
 #include "lance/file/field_encoder.h"
+#include "lance/file/v2_0/array_encoder.h"
 #include "lance/file/v2_1/encode_levels.h"
 #include "lance/file/v2_1/encode_page.h"
 
@@ -105,6 +106,16 @@ Result<std::shared_ptr<arrow::Array>> ConcatenateValues(const std::vector<std::s
   }
 }
 
+// What the reference counts against the column cache for a leaf array:
+// arrow-rs's get_array_memory_size of the array with its validity taken
+// out (it moves into the def levels before the array is queued).
+uint64_t ReferenceMemorySize(const arrow::Array& values) {
+  auto data = values.data()->Copy();
+  if (!data->buffers.empty()) data->buffers[0] = nullptr;
+  data->null_count = 0;
+  return v2_0::ArrayMemorySize(*arrow::MakeArray(data));
+}
+
 struct LeafColumn {
   LeafPath path;
   std::map<std::string, std::string> metadata;
@@ -112,7 +123,8 @@ struct LeafColumn {
   std::vector<std::shared_ptr<arrow::Array>> values;
   uint64_t rows = 0;
   uint64_t first_row = 0;  // of the buffered rows
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;        // values and levels: what max_page_bytes limits
+  uint64_t cache_bytes = 0;  // what the reference counts against the cache
 };
 
 class StructuralFieldEncoder : public FieldEncoder {
@@ -131,12 +143,12 @@ class StructuralFieldEncoder : public FieldEncoder {
       if (!shredded.ok()) return Annotate(shredded.status());
       leaf.rep.insert(leaf.rep.end(), shredded->rep.begin(), shredded->rep.end());
       leaf.def.insert(leaf.def.end(), shredded->def.begin(), shredded->def.end());
+      leaf.cache_bytes += ReferenceMemorySize(*shredded->values);
       auto size = arrow::util::ReferencedBufferSize(*shredded->values);
-      const uint64_t value_bytes = size.ok() ? static_cast<uint64_t>(*size) : 0;
-      leaf.bytes += value_bytes + (shredded->def.size() + shredded->rep.size()) * 2;
+      leaf.bytes += (size.ok() ? static_cast<uint64_t>(*size) : 0) + (shredded->def.size() + shredded->rep.size()) * 2;
       leaf.values.push_back(std::move(shredded->values));
       leaf.rows += shredded->num_rows;
-      if (leaf.bytes >= options_.cache_bytes_per_column) LANCE_RETURN_NOT_OK(FlushLeaf(i, &pages));
+      if (leaf.cache_bytes > options_.cache_bytes_per_column) LANCE_RETURN_NOT_OK(FlushLeaf(i, &pages));
     }
     return pages;
   }
@@ -206,6 +218,7 @@ class StructuralFieldEncoder : public FieldEncoder {
     leaf.first_row += leaf.rows;
     leaf.rows = 0;
     leaf.bytes = 0;
+    leaf.cache_bytes = 0;
     leaf.rep.clear();
     leaf.def.clear();
     leaf.values.clear();
