@@ -236,7 +236,9 @@ TEST_F(CommitTest, PutIfNotExistsHasExactlyOneWinner) {
     threads.emplace_back([&, i] {
       auto s = store_->PutIfNotExists("_versions/race", std::string(1000, static_cast<char>('a' + i)));
       (s.ok() ? wins : losses)++;
-      if (!s.ok()) EXPECT_TRUE(s.IsAlreadyExists()) << s.ToString();
+      if (!s.ok()) {
+        EXPECT_TRUE(s.IsAlreadyExists()) << s.ToString();
+      }
     });
   }
   for (auto& t : threads) t.join();

@@ -170,7 +170,9 @@ TEST(V2_0PageRangeTest, ATakeReadsAFractionOfAMultiPageFile) {
     EXPECT_LT(counting->bytes.load(), size / 2) << field.name;
     // Plain fixed-width values: about the 8 rows around it (and their
     // validity bytes), not their page.
-    if (field.name == "i64" || field.name == "fsl") EXPECT_LE(counting->bytes.load(), 128) << field.name;
+    if (field.name == "i64" || field.name == "fsl") {
+      EXPECT_LE(counting->bytes.load(), 128) << field.name;
+    }
   }
 }
 

@@ -1,6 +1,8 @@
 // The 2.1/2.2 field encoder: shreds each appended array into its leaf
 // columns, buffers them per column until the column's cache fills, and
-// encodes pages of at most max_page_bytes.
+// encodes what is buffered as one page. As in the reference, max_page_bytes
+// only sizes 2.0 pages: a 2.1+ page is cut into chunks instead, so the cache
+// alone decides where pages end.
 #include <algorithm>
 #include <limits>
 
@@ -123,7 +125,6 @@ struct LeafColumn {
   std::vector<std::shared_ptr<arrow::Array>> values;
   uint64_t rows = 0;
   uint64_t first_row = 0;  // of the buffered rows
-  uint64_t bytes = 0;        // values and levels: what max_page_bytes limits
   uint64_t cache_bytes = 0;  // what the reference counts against the cache
 };
 
@@ -144,8 +145,6 @@ class StructuralFieldEncoder : public FieldEncoder {
       leaf.rep.insert(leaf.rep.end(), shredded->rep.begin(), shredded->rep.end());
       leaf.def.insert(leaf.def.end(), shredded->def.begin(), shredded->def.end());
       leaf.cache_bytes += ReferenceMemorySize(*shredded->values);
-      auto size = arrow::util::ReferencedBufferSize(*shredded->values);
-      leaf.bytes += (size.ok() ? static_cast<uint64_t>(*size) : 0) + (shredded->def.size() + shredded->rep.size()) * 2;
       leaf.values.push_back(std::move(shredded->values));
       leaf.rows += shredded->num_rows;
       if (leaf.cache_bytes > options_.cache_bytes_per_column) LANCE_RETURN_NOT_OK(FlushLeaf(i, &pages));
@@ -190,10 +189,7 @@ class StructuralFieldEncoder : public FieldEncoder {
       return Annotate(Status::Invalid("leaf '", path.name, "' shredded into ", row_start.size() - 1, " rows, expected ",
                                       leaf.rows));
     }
-    const uint64_t max_page = std::max<uint64_t>(options_.max_page_bytes, 1);
-    const uint64_t num_pages =
-        std::max<uint64_t>(std::min<uint64_t>((leaf.bytes + max_page - 1) / max_page, leaf.rows), 1);
-    const uint64_t rows_per_page = (leaf.rows + num_pages - 1) / num_pages;
+    const uint64_t rows_per_page = std::max<uint64_t>(leaf.rows, 1);
     uint64_t value_pos = 0;
     for (uint64_t row = 0; row < leaf.rows; row += rows_per_page) {
       const uint64_t rows = std::min(rows_per_page, leaf.rows - row);
@@ -217,7 +213,6 @@ class StructuralFieldEncoder : public FieldEncoder {
     }
     leaf.first_row += leaf.rows;
     leaf.rows = 0;
-    leaf.bytes = 0;
     leaf.cache_bytes = 0;
     leaf.rep.clear();
     leaf.def.clear();
