@@ -44,6 +44,8 @@ std::string FormatTimestamp(int64_t nanos);
 int RunInspect(const std::vector<std::string>& argv);
 int RunVersions(const std::vector<std::string>& argv);
 int RunFile(const std::vector<std::string>& argv);
+/// `file write` (tools/file_write_command.cc).
+int RunFileWrite(const std::vector<std::string>& argv);
 int RunScan(const std::vector<std::string>& argv);
 int RunTake(const std::vector<std::string>& argv);
 int RunCount(const std::vector<std::string>& argv);

@@ -12,7 +12,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 constexpr const char* kFileUsage =
-    "lance-cpp file inspect IN.lance [--json] | file read IN.lance [--out FILE] [--format csv|json|table]";
+    "lance-cpp file inspect IN.lance [--json] | file read IN.lance [--out FILE] [--format csv|json|table] | "
+    "file write IN.arrow OUT.lance [--version 2.0|2.1|2.2] [--max-page-bytes N] [--data-cache-bytes N]";
 
 // The short name of an encoding's type URL ("/lance.encodings21.PageLayout" -> "PageLayout").
 std::string ShortTypeName(const std::string& url) {
@@ -119,6 +120,7 @@ int RunFile(const std::vector<std::string>& argv) {
   std::vector<std::string> rest(argv.begin() + 1, argv.end());
   if (argv[0] == "inspect") return RunFileInspect(rest);
   if (argv[0] == "read") return RunFileRead(rest);
+  if (argv[0] == "write") return RunFileWrite(rest);
   return ReportUsage("unknown file subcommand '" + argv[0] + "'", kFileUsage);
 }
 

@@ -17,7 +17,8 @@ constexpr const char* kUsage =
     "  take URI (--indices I,J,... | --row-ids R,...) [--columns ...] [--out FILE]\n"
     "  count URI [--version V] [--filter PRED]\n"
     "  file inspect IN.lance [--json]       footer version, columns, pages, encodings, global buffers\n"
-    "  file read IN.lance [--out FILE] [--format csv|json|table]\n";
+    "  file read IN.lance [--out FILE] [--format csv|json|table]\n"
+    "  file write IN.arrow OUT.lance [--version 2.0|2.1|2.2] [--max-page-bytes N] [--data-cache-bytes N]\n";
 
 }  // namespace
 

@@ -29,7 +29,7 @@ struct EncodedPage {
 
 /// Column-level metadata an encoder hands over when the file finishes.
 struct EncodedColumn {
-  std::string encoding_type_url;  // empty = no column encoding
+  std::string encoding_type_url;  // empty = the default ColumnEncoding (values)
   std::string encoding;
   std::vector<std::shared_ptr<arrow::Buffer>> buffers;
 };

@@ -1,6 +1,12 @@
 #include "lance/io/object_store.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <random>
 
 #include <arrow/buffer.h>
 #include <arrow/filesystem/localfs.h>
@@ -98,6 +104,96 @@ Result<std::vector<ObjectInfo>> ObjectStore::ListFiles(const std::string& relati
                    std::chrono::duration_cast<std::chrono::nanoseconds>(info.mtime().time_since_epoch()).count()});
   }
   return out;
+}
+
+namespace {
+
+std::string ParentDir(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+// Writes all of `bytes` to a new local file and flushes it to disk.
+Status WriteLocalFile(const std::string& path, std::string_view bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IOError("cannot create ", path, ": ", std::strerror(errno));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return Status::IOError("cannot write ", path, ": ", std::strerror(err));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    return Status::IOError("cannot flush ", path, ": ", std::strerror(errno));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+bool ObjectStore::IsLocal() const { return fs_->type_name() == "local"; }
+
+Status ObjectStore::Write(const std::string& relative, std::string_view bytes) const {
+  LANCE_ASSIGN_OR_RAISE(auto out, OpenOutputStream(relative));
+  const std::string path = FullPath(relative);
+  Status st = out->Write(bytes.data(), static_cast<int64_t>(bytes.size()));
+  if (st.ok()) st = out->Close();
+  if (!st.ok()) return st.WithMessage("cannot write ", path, ": ", st.message());
+  return Status::OK();
+}
+
+Result<std::shared_ptr<arrow::io::OutputStream>> ObjectStore::OpenOutputStream(
+    const std::string& relative) const {
+  const std::string path = FullPath(relative);
+  const std::string dir = ParentDir(path);
+  if (!dir.empty()) {
+    Status st = fs_->CreateDir(dir, /*recursive=*/true);
+    if (!st.ok()) return st.WithMessage("cannot create directory ", dir, ": ", st.message());
+  }
+  auto out = fs_->OpenOutputStream(path);
+  if (!out.ok()) return out.status().WithMessage("cannot create ", path, ": ", out.status().message());
+  return *out;
+}
+
+Status ObjectStore::PutIfNotExists(const std::string& relative, std::string_view bytes) const {
+  const std::string path = FullPath(relative);
+  if (!IsLocal()) {
+    LANCE_ASSIGN_OR_RAISE(bool exists, Exists(relative));
+    if (exists) return Status::AlreadyExists(path, " already exists");
+    return Write(relative, bytes);
+  }
+  const std::string dir = ParentDir(path);
+  if (!dir.empty()) {
+    Status st = fs_->CreateDir(dir, /*recursive=*/true);
+    if (!st.ok()) return st.WithMessage("cannot create directory ", dir, ": ", st.message());
+  }
+  // The temp name is never a committed manifest name (readers skip ".tmp_").
+  std::random_device rd;
+  const std::string tmp = dir + "/.tmp_" + std::to_string((uint64_t{rd()} << 32) | rd());
+  LANCE_RETURN_NOT_OK(WriteLocalFile(tmp, bytes));
+  // link(2) fails with EEXIST instead of replacing: the atomic create-if-absent.
+  const int rc = ::link(tmp.c_str(), path.c_str());
+  const int err = errno;
+  ::unlink(tmp.c_str());
+  if (rc != 0) {
+    if (err == EEXIST) return Status::AlreadyExists(path, " already exists");
+    return Status::IOError("cannot create ", path, ": ", std::strerror(err));
+  }
+  return Status::OK();
+}
+
+Status ObjectStore::Delete(const std::string& relative) const {
+  const std::string path = FullPath(relative);
+  auto info = fs_->GetFileInfo(path);
+  if (info.ok() && info->type() == arrow::fs::FileType::NotFound) return Status::OK();
+  Status st = fs_->DeleteFile(path);
+  if (!st.ok()) return st.WithMessage("cannot delete ", path, ": ", st.message());
+  return Status::OK();
 }
 
 }  // namespace lance::io

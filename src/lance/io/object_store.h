@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <arrow/filesystem/filesystem.h>
@@ -41,6 +42,23 @@ class ObjectStore {
   Result<bool> IsDirectory(const std::string& relative) const;
   /// Files directly inside `relative_dir`; empty if it does not exist.
   Result<std::vector<ObjectInfo>> ListFiles(const std::string& relative_dir) const;
+
+  /// Whether the files live on the local filesystem (where an atomic
+  /// create-if-absent is available).
+  bool IsLocal() const;
+  /// Creates or replaces a file with `bytes`, creating parent directories.
+  Status Write(const std::string& relative, std::string_view bytes) const;
+  /// Creates a file that must not exist yet; AlreadyExists if it does.
+  /// Local filesystem: the bytes go to a temp file in the same directory,
+  /// which is then hard-linked to the final name, so of two racing callers
+  /// exactly one succeeds and nobody ever sees a partial file. Other
+  /// arrow::fs filesystems have no conditional put: this checks, then
+  /// writes, and two writers racing inside that window can both succeed.
+  Status PutIfNotExists(const std::string& relative, std::string_view bytes) const;
+  /// A stream that creates (or replaces) a file, parent directories created.
+  Result<std::shared_ptr<arrow::io::OutputStream>> OpenOutputStream(const std::string& relative) const;
+  /// Removes a file; a missing file is not an error.
+  Status Delete(const std::string& relative) const;
 
  private:
   std::shared_ptr<arrow::fs::FileSystem> fs_;

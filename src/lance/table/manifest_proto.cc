@@ -159,7 +159,11 @@ Result<Manifest> ManifestFromProto(const pb::table::Manifest& proto, const std::
   m.writer_feature_flags = proto.writer_feature_flags();
   if (proto.has_max_fragment_id()) m.max_fragment_id = proto.max_fragment_id();
   m.transaction_file = proto.transaction_file();
-  if (proto.has_transaction_section()) m.transaction_section = proto.transaction_section();
+  if (proto.has_transaction_section()) {
+    m.transaction_section = proto.transaction_section();
+  } else if (proto.has_transaction_section_deprecated()) {
+    m.transaction_section = proto.transaction_section_deprecated();
+  }
   m.next_row_id = proto.next_row_id();
   if (proto.has_data_format()) {
     m.data_file_format = proto.data_format().file_format();

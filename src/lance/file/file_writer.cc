@@ -1,0 +1,316 @@
+#include "lance/file_writer.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+
+#include <arrow/array.h>
+#include <arrow/filesystem/filesystem.h>
+#include <arrow/type.h>
+
+#include "lance/file.pb.h"
+#include "lance/file/container_writer.h"
+#include "lance/file/field_encoder.h"
+#include "lance/file/schema_proto.h"
+#include "lance/file/version.h"
+
+namespace lance {
+namespace {
+
+constexpr uint64_t kDefaultCacheBytesPerColumn = 8 * 1024 * 1024;
+constexpr uint64_t kDefaultMaxPageBytes = 32 * 1024 * 1024;
+constexpr const char* kMaxPageBytesEnv = "LANCE_FILE_WRITER_MAX_PAGE_BYTES";
+
+// The reference falls back to the default when the variable does not parse.
+uint64_t MaxPageBytesFromEnv() {
+  const char* env = std::getenv(kMaxPageBytesEnv);
+  if (env == nullptr || *env == '\0') return kDefaultMaxPageBytes;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(env, &end, 10);
+  if (errno != 0 || *end != '\0' || env[0] == '-') return kDefaultMaxPageBytes;
+  return static_cast<uint64_t>(v);
+}
+
+// Whether `type` is what `field` says, level by level (logical types only:
+// names of list items and the like may differ, as the reference allows).
+Status CheckType(const Field& field, const arrow::DataType& type, const std::string& path) {
+  auto logical = LogicalTypeFromArrow(type);
+  if (!logical.ok()) {
+    return Status::TypeError("field '", path, "' has Arrow type ", type.ToString(),
+                             ", which Lance cannot store: ", logical.status().message());
+  }
+  if (*logical != field.logical_type) {
+    return Status::TypeError("field '", path, "' has type ", type.ToString(), " (", *logical,
+                             ") but the file schema says ", field.logical_type);
+  }
+  if (type.id() == arrow::Type::DICTIONARY) return Status::OK();
+  if (static_cast<size_t>(type.num_fields()) != field.children.size()) {
+    return Status::TypeError("field '", path, "' has ", type.num_fields(), " children but the file schema has ",
+                             field.children.size());
+  }
+  for (size_t i = 0; i < field.children.size(); ++i) {
+    LANCE_RETURN_NOT_OK(CheckType(field.children[i], *type.field(static_cast<int>(i))->type(),
+                                  path + "." + field.children[i].name));
+  }
+  return Status::OK();
+}
+
+Status CheckNullability(const arrow::ArrayData& data, const Field& field, const std::string& path) {
+  if (!field.nullable && data.GetNullCount() > 0) {
+    return Status::Invalid("field '", path, "' contains null values but the schema marks it non-nullable");
+  }
+  const size_t n = std::min(field.children.size(), data.child_data.size());
+  for (size_t i = 0; i < n; ++i) {
+    LANCE_RETURN_NOT_OK(CheckNullability(*data.child_data[i], field.children[i], path + "." + field.children[i].name));
+  }
+  return Status::OK();
+}
+
+// File version 2.0 keeps no validity for structs; the reference refuses
+// them before encoding anything.
+Status CheckNoNullStructs(const arrow::ArrayData& data, const std::string& path) {
+  if (data.type->id() == arrow::Type::STRUCT && data.GetNullCount() > 0) {
+    return Status::Invalid("the struct field '", path, "' contains ", data.GetNullCount(),
+                           " null value(s), but Lance file version 2.0 does not encode struct validity; "
+                           "use file version 2.1 or later");
+  }
+  for (int i = 0; i < static_cast<int>(data.child_data.size()); ++i) {
+    const std::string child = data.type->num_fields() > i ? data.type->field(i)->name() : std::to_string(i);
+    LANCE_RETURN_NOT_OK(CheckNoNullStructs(*data.child_data[i], path + "." + child));
+  }
+  return Status::OK();
+}
+
+void AddIdsTo(const Field& f, std::vector<int32_t>* ids) {
+  ids->push_back(f.id);
+  for (const auto& c : f.children) AddIdsTo(c, ids);
+}
+
+Status ValidateSchema(const Schema& schema, const std::string& name) {
+  std::vector<int32_t> ids;
+  for (const auto& f : schema.fields) AddIdsTo(f, &ids);
+  for (int32_t id : ids) {
+    if (id < 0) return Status::Invalid("writing ", name, ": the schema has a field without an id (", id, ")");
+  }
+  std::sort(ids.begin(), ids.end());
+  if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) {
+    return Status::Invalid("writing ", name, ": the schema has duplicate field ids");
+  }
+  return Status::OK();
+}
+
+Result<std::shared_ptr<arrow::io::OutputStream>> OpenOutput(const std::string& path) {
+  std::string location = path;
+  if (path.find("://") == std::string::npos && !path.empty() && path.front() != '/') {
+    location = std::filesystem::absolute(path).lexically_normal().string();
+  }
+  std::string inner;
+  auto fs = arrow::fs::FileSystemFromUriOrPath(location, &inner);
+  if (!fs.ok()) return Status::Invalid("cannot create ", path, ": ", fs.status().message());
+  auto out = (*fs)->OpenOutputStream(inner);
+  if (!out.ok()) return out.status().WithMessage("cannot create ", path, ": ", out.status().message());
+  return *out;
+}
+
+}  // namespace
+
+struct FileWriter::Impl {
+  std::string name;
+  Schema schema;
+  file::FileVersion version = file::FileVersion::kV2_2;
+  std::vector<std::unique_ptr<file::FieldEncoder>> encoders;
+  std::unique_ptr<file::ContainerWriter> container;
+  uint64_t rows_written = 0;
+  bool finished = false;
+  bool failed = false;
+
+  Status WritePages(const std::vector<file::EncodedPage>& pages) {
+    for (const auto& page : pages) LANCE_RETURN_NOT_OK(container->WritePage(page));
+    return Status::OK();
+  }
+  // After a failure the file is not a valid lance file: refuse further calls.
+  Status Fail(Status st) {
+    failed = true;
+    container->Abort();
+    return st;
+  }
+  Status CheckUsable(const char* what) const {
+    if (finished) return Status::Invalid(what, " on ", name, " after Finish");
+    if (failed) return Status::Invalid(what, " on ", name, " after an earlier error");
+    return Status::OK();
+  }
+};
+
+FileWriter::FileWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+FileWriter::~FileWriter() {
+  if (impl_ && !impl_->finished && impl_->container) impl_->container->Abort();
+}
+
+Result<std::unique_ptr<FileWriter>> FileWriter::Open(std::shared_ptr<arrow::io::OutputStream> out, std::string name,
+                                                     const Schema& schema, FileWriterOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->name = name;
+  auto version = file::FileVersionFromString(options.version);
+  if (!version.ok()) {
+    return Status::Invalid("writing ", name, ": unsupported file version '", options.version,
+                           "' (expected 2.0, 2.1, 2.2 or stable)");
+  }
+  if (*version == file::FileVersion::kLegacy) {
+    return Status::NotImplemented("writing ", name, ": lance-cpp does not write legacy (0.1) files");
+  }
+  impl->version = *version;
+  LANCE_RETURN_NOT_OK(ValidateSchema(schema, name));
+  impl->schema = schema;
+
+  file::EncoderOptions enc;
+  enc.version = *version;
+  if (options.data_cache_bytes) {
+    enc.cache_bytes_per_column = schema.fields.empty() ? *options.data_cache_bytes
+                                                       : *options.data_cache_bytes / schema.fields.size();
+  } else {
+    enc.cache_bytes_per_column = kDefaultCacheBytesPerColumn;
+  }
+  enc.max_page_bytes = options.max_page_bytes ? *options.max_page_bytes : MaxPageBytesFromEnv();
+
+  uint32_t next_column = 0;
+  for (const auto& field : schema.fields) {
+    auto encoder = *version == file::FileVersion::kV2_0 ? file::MakeFieldEncoderV2_0(field, next_column, enc)
+                                                        : file::MakeFieldEncoderV2_1(field, next_column, enc);
+    if (!encoder.ok()) {
+      return encoder.status().WithMessage("writing ", name, ": ", encoder.status().message());
+    }
+    next_column += (*encoder)->num_columns();
+    impl->encoders.push_back(std::move(*encoder));
+  }
+  impl->container = std::make_unique<file::ContainerWriter>(std::move(out), std::move(name), next_column, *version);
+  return std::unique_ptr<FileWriter>(new FileWriter(std::move(impl)));
+}
+
+Result<std::unique_ptr<FileWriter>> FileWriter::Open(const std::string& path, const Schema& schema,
+                                                     FileWriterOptions options) {
+  // Check everything that does not need the file before creating it.
+  auto version = file::FileVersionFromString(options.version);
+  if (!version.ok()) {
+    return Status::Invalid("writing ", path, ": unsupported file version '", options.version,
+                           "' (expected 2.0, 2.1, 2.2 or stable)");
+  }
+  LANCE_RETURN_NOT_OK(ValidateSchema(schema, path));
+  LANCE_ASSIGN_OR_RAISE(auto out, OpenOutput(path));
+  auto writer = Open(out, path, schema, std::move(options));
+  if (!writer.ok()) (void)out->Close();
+  return writer;
+}
+
+Result<std::unique_ptr<FileWriter>> FileWriter::Open(const std::string& path, const arrow::Schema& schema,
+                                                     FileWriterOptions options) {
+  auto lance_schema = Schema::FromArrow(schema, 0);
+  if (!lance_schema.ok()) {
+    return lance_schema.status().WithMessage("writing ", path, ": ", lance_schema.status().message());
+  }
+  return Open(path, *lance_schema, std::move(options));
+}
+
+Status FileWriter::Write(const arrow::RecordBatch& batch) {
+  LANCE_RETURN_NOT_OK(impl_->CheckUsable("Write"));
+  const auto& fields = impl_->schema.fields;
+  const auto& batch_schema = *batch.schema();
+  if (batch.num_columns() != static_cast<int>(fields.size())) {
+    return Status::Invalid("writing ", impl_->name, ": the batch has ", batch.num_columns(),
+                           " columns but the file schema has ", fields.size(), " fields");
+  }
+  std::vector<std::shared_ptr<arrow::Array>> arrays;
+  arrays.reserve(fields.size());
+  for (const auto& field : fields) {
+    auto array = batch.GetColumnByName(field.name);
+    if (!array) {
+      return Status::Invalid("writing ", impl_->name, ": the batch has no column '", field.name,
+                             "' (it has: ", batch_schema.ToString(), ")");
+    }
+    Status st = CheckType(field, *array->type(), field.name);
+    if (st.ok()) st = CheckNullability(*array->data(), field, field.name);
+    if (st.ok() && impl_->version == file::FileVersion::kV2_0) st = CheckNoNullStructs(*array->data(), field.name);
+    if (!st.ok()) return st.WithMessage("writing ", impl_->name, ": ", st.message());
+    arrays.push_back(std::move(array));
+  }
+  const uint64_t num_rows = static_cast<uint64_t>(batch.num_rows());
+  if (num_rows == 0) return Status::OK();
+  if (num_rows > std::numeric_limits<uint32_t>::max()) {
+    return Status::Invalid("writing ", impl_->name, ": a batch of ", num_rows,
+                           " rows is more than a lance file accepts in one batch (2^32 - 1)");
+  }
+  // Every field is encoded before any page is written; pages go out in
+  // field order, as the reference drains its encode tasks.
+  std::vector<file::EncodedPage> pages;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    auto ready = impl_->encoders[i]->Append(arrays[i]);
+    if (!ready.ok()) {
+      return impl_->Fail(ready.status().WithMessage("writing ", impl_->name, ", field '", fields[i].name,
+                                                    "': ", ready.status().message()));
+    }
+    for (auto& p : *ready) pages.push_back(std::move(p));
+  }
+  impl_->rows_written += num_rows;
+  Status st = impl_->WritePages(pages);
+  if (!st.ok()) return impl_->Fail(st);
+  return Status::OK();
+}
+
+Status FileWriter::AddSchemaMetadata(const std::string& key, const std::string& value) {
+  LANCE_RETURN_NOT_OK(impl_->CheckUsable("AddSchemaMetadata"));
+  impl_->schema.metadata[key] = value;
+  return Status::OK();
+}
+
+Result<uint64_t> FileWriter::Finish() {
+  LANCE_RETURN_NOT_OK(impl_->CheckUsable("Finish"));
+  auto& impl = *impl_;
+  auto fail = [&](const Status& st, const std::string& where) {
+    return impl.Fail(st.WithMessage("finishing ", impl.name, where, ": ", st.message()));
+  };
+  std::vector<file::EncodedPage> pages;
+  for (size_t i = 0; i < impl.encoders.size(); ++i) {
+    auto flushed = impl.encoders[i]->Flush();
+    if (!flushed.ok()) return fail(flushed.status(), ", field '" + impl.schema.fields[i].name + "'");
+    for (auto& p : *flushed) pages.push_back(std::move(p));
+  }
+  Status st = impl.WritePages(pages);
+  if (!st.ok()) return impl.Fail(st);
+
+  uint32_t column = 0;
+  for (size_t i = 0; i < impl.encoders.size(); ++i) {
+    auto columns = impl.encoders[i]->FinishColumns();
+    if (!columns.ok()) return fail(columns.status(), ", field '" + impl.schema.fields[i].name + "'");
+    if (columns->size() != impl.encoders[i]->num_columns()) {
+      return fail(Status::Invalid("the encoder of field '", impl.schema.fields[i].name, "' finished ",
+                                  columns->size(), " columns, expected ", impl.encoders[i]->num_columns()),
+                  "");
+    }
+    for (const auto& c : *columns) {
+      st = impl.container->FinishColumn(column++, c);
+      if (!st.ok()) return impl.Fail(st);
+    }
+  }
+
+  pb::file::FileDescriptor descriptor;
+  file::SchemaToProtoFields(impl.schema, descriptor.mutable_schema()->mutable_fields());
+  auto* metadata = descriptor.mutable_schema()->mutable_metadata();
+  for (const auto& [k, v] : impl.schema.metadata) (*metadata)[k] = v;
+  descriptor.set_length(impl.rows_written);
+  st = impl.container->Finish(descriptor);
+  if (!st.ok()) return impl.Fail(st);
+  impl.finished = true;
+  return impl.rows_written;
+}
+
+uint64_t FileWriter::num_rows_written() const { return impl_->rows_written; }
+
+std::pair<uint32_t, uint32_t> FileWriter::version_pair() const {
+  auto [major, minor] = file::FooterVersionPair(impl_->version);
+  return {major, minor};
+}
+
+}  // namespace lance

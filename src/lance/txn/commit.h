@@ -1,0 +1,70 @@
+// The commit: turning a transaction into the next version of a dataset.
+// Data and deletion files are written before; the commit writes the
+// transaction file and then the manifest for version latest + 1 with an
+// atomic create-if-absent, so two writers never both create a version.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "lance/io/object_store.h"
+#include "lance/manifest.h"
+#include "lance/status.h"
+#include "lance/table/manifest_file.h"
+#include "lance/table/manifest_location.h"
+#include "lance/txn/transaction_builder.h"
+
+namespace lance::txn {
+
+struct CommitOptions {
+  /// Naming of a dataset's first manifest; existing datasets keep theirs.
+  /// pylance 14 names new datasets the V2 way.
+  table::ManifestNamingScheme new_dataset_naming = table::ManifestNamingScheme::kV2;
+  /// Stable row ids for a dataset being created; existing datasets keep
+  /// what they have.
+  bool enable_stable_row_ids = false;
+  /// Data storage version recorded for a new dataset (or an overwrite that
+  /// changes it); empty = keep the dataset's, "2.2" for a new one.
+  std::string data_storage_version;
+  /// Attempts for an Append that loses the race for its version.
+  int max_attempts = 20;
+};
+
+/// The newest version of a dataset, loaded for writing.
+struct BaseVersion {
+  table::ManifestLocation location;
+  table::ManifestFile file;
+};
+
+/// The latest version of the dataset in `store`, or nothing if there is no
+/// dataset there yet. Refuses ("upgrade") a dataset whose writer feature
+/// flags hold a bit this build does not know, so callers check before they
+/// write any file.
+Result<std::optional<BaseVersion>> LoadLatestForWrite(const io::ObjectStore& store);
+
+/// A manifest file at `location`, with the writer-flag check.
+Result<BaseVersion> LoadVersion(const io::ObjectStore& store, const table::ManifestLocation& location);
+
+struct CommitResult {
+  uint64_t version = 0;
+  std::string manifest_path;  // relative to the dataset root
+  Manifest manifest;
+};
+
+/// Commits `txn` on top of the latest version of `store`. Versions
+/// committed since `txn.read_version` are checked against it: a compatible
+/// one (e.g. another Append) is built upon, an incompatible one gives a
+/// commit conflict (IsCommitConflict). If another writer creates the same
+/// version first, an Append is rebuilt on the new latest and retried; any
+/// other operation returns a commit conflict. A transaction with read
+/// version 0 creates the dataset and fails if one exists.
+Result<CommitResult> Commit(const io::ObjectStore& store, Transaction txn,
+                            const CommitOptions& options = {});
+
+/// Whether `status` is a commit conflict (nothing was committed).
+bool IsCommitConflict(const Status& status);
+Status CommitConflict(const std::string& message);
+
+}  // namespace lance::txn

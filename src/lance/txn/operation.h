@@ -1,0 +1,59 @@
+// What a transaction does to the table: the operations this library commits,
+// as values. Fragments in them are the new state of each fragment named;
+// fragments that are new to the table carry no id yet (the commit assigns it).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "lance/fragment.h"
+#include "lance/schema.h"
+
+namespace lance::txn {
+
+/// New fragments added after the existing ones.
+struct Append {
+  std::vector<Fragment> fragments;
+};
+
+/// Replaces the whole table (also what creating a dataset commits).
+struct Overwrite {
+  std::vector<Fragment> fragments;
+  Schema schema;  // with field ids; its metadata becomes the schema metadata
+  /// Config entries set on the new version (existing entries are kept).
+  std::map<std::string, std::string> config_upsert_values;
+};
+
+/// Rows removed by `predicate`: fragments with a new deletion file, and
+/// fragments whose every row is now deleted.
+struct Delete {
+  std::vector<Fragment> updated_fragments;
+  std::vector<uint64_t> deleted_fragment_ids;
+  std::string predicate;
+};
+
+/// The content of an older version as the new latest version.
+struct Restore {
+  uint64_t version = 0;
+};
+
+/// Rows rewritten (RewriteRows) or columns replaced in place (RewriteColumns).
+struct Update {
+  enum class Mode { kRewriteRows = 0, kRewriteColumns = 1 };
+  std::vector<uint64_t> removed_fragment_ids;
+  std::vector<Fragment> updated_fragments;
+  std::vector<Fragment> new_fragments;
+  std::vector<uint32_t> fields_modified;
+  std::vector<uint32_t> fields_for_preserving_frag_bitmap;
+  Mode mode = Mode::kRewriteRows;
+};
+
+using Operation = std::variant<Append, Overwrite, Delete, Restore, Update>;
+
+/// The reference's name of the operation ("Append", "Overwrite", ...).
+const char* OperationName(const Operation& op);
+
+}  // namespace lance::txn

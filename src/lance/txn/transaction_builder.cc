@@ -1,0 +1,105 @@
+#include "lance/txn/transaction_builder.h"
+
+#include <random>
+
+#include "lance/file/schema_proto.h"
+#include "lance/table/manifest_proto.h"
+#include "lance/transaction.pb.h"
+
+namespace lance::txn {
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+void AddFragments(const std::vector<Fragment>& fragments,
+                  google::protobuf::RepeatedPtrField<pb::table::DataFragment>* out) {
+  for (const auto& f : fragments) table::FragmentToProto(f, out->Add());
+}
+
+}  // namespace
+
+const char* OperationName(const Operation& op) {
+  return std::visit(Overloaded{[](const Append&) { return "Append"; },
+                               [](const Overwrite&) { return "Overwrite"; },
+                               [](const Delete&) { return "Delete"; },
+                               [](const Restore&) { return "Restore"; },
+                               [](const Update&) { return "Update"; }},
+                    op);
+}
+
+std::string NewUuid() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  uint8_t b[16];
+  for (int i = 0; i < 16; i += 8) {
+    const uint64_t v = rng();
+    for (int j = 0; j < 8; ++j) b[i + j] = static_cast<uint8_t>(v >> (8 * j));
+  }
+  b[6] = static_cast<uint8_t>((b[6] & 0x0F) | 0x40);  // version 4
+  b[8] = static_cast<uint8_t>((b[8] & 0x3F) | 0x80);  // RFC 4122 variant
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += kHex[b[i] >> 4];
+    out += kHex[b[i] & 0xF];
+  }
+  return out;
+}
+
+Transaction Transaction::Make(uint64_t read_version, Operation operation) {
+  Transaction t;
+  t.read_version = read_version;
+  t.uuid = NewUuid();
+  t.operation = std::move(operation);
+  return t;
+}
+
+std::string Transaction::FileName() const {
+  return std::to_string(read_version) + "-" + uuid + ".txn";
+}
+
+std::string Transaction::Serialize() const {
+  pb::table::Transaction proto;
+  proto.set_read_version(read_version);
+  proto.set_uuid(uuid);
+  proto.set_tag(tag);
+  for (const auto& [k, v] : properties) (*proto.mutable_transaction_properties())[k] = v;
+  std::visit(
+      Overloaded{
+          [&](const Append& op) { AddFragments(op.fragments, proto.mutable_append()->mutable_fragments()); },
+          [&](const Overwrite& op) {
+            auto* o = proto.mutable_overwrite();
+            AddFragments(op.fragments, o->mutable_fragments());
+            file::SchemaToProtoFields(op.schema, o->mutable_schema());
+            // The reference writes schema_metadata empty (and ignores it on
+            // read): the schema metadata travels in the manifest.
+            for (const auto& [k, v] : op.config_upsert_values) (*o->mutable_config_upsert_values())[k] = v;
+          },
+          [&](const Delete& op) {
+            auto* d = proto.mutable_delete_();
+            AddFragments(op.updated_fragments, d->mutable_updated_fragments());
+            for (uint64_t id : op.deleted_fragment_ids) d->add_deleted_fragment_ids(id);
+            d->set_predicate(op.predicate);
+          },
+          [&](const Restore& op) { proto.mutable_restore()->set_version(op.version); },
+          [&](const Update& op) {
+            auto* u = proto.mutable_update();
+            for (uint64_t id : op.removed_fragment_ids) u->add_removed_fragment_ids(id);
+            AddFragments(op.updated_fragments, u->mutable_updated_fragments());
+            AddFragments(op.new_fragments, u->mutable_new_fragments());
+            for (uint32_t f : op.fields_modified) u->add_fields_modified(f);
+            for (uint32_t f : op.fields_for_preserving_frag_bitmap) u->add_fields_for_preserving_frag_bitmap(f);
+            u->set_update_mode(op.mode == Update::Mode::kRewriteColumns
+                                   ? pb::table::Transaction::REWRITE_COLUMNS
+                                   : pb::table::Transaction::REWRITE_ROWS);
+          }},
+      operation);
+  return proto.SerializeAsString();
+}
+
+}  // namespace lance::txn
