@@ -47,6 +47,9 @@ Status CheckType(const Field& field, const arrow::DataType& type, const std::str
                              ") but the file schema says ", field.logical_type);
   }
   if (type.id() == arrow::Type::DICTIONARY) return Status::OK();
+  // A fixed-size list of non-structs has no child field; its logical type
+  // already names the item type and dimension.
+  if (type.id() == arrow::Type::FIXED_SIZE_LIST && field.children.empty()) return Status::OK();
   if (static_cast<size_t>(type.num_fields()) != field.children.size()) {
     return Status::TypeError("field '", path, "' has ", type.num_fields(), " children but the file schema has ",
                              field.children.size());

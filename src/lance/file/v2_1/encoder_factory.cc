@@ -1,11 +1,186 @@
-// Placeholder until the 2.1 encoders land: refuses clearly instead of
-// writing anything.
+// The 2.1/2.2 field encoder: shreds each appended array into its leaf
+// columns, buffers them per column until the column's cache fills, and
+// encodes pages of at most max_page_bytes.
+#include <algorithm>
+
+#include <arrow/array/concatenate.h>
+#include <arrow/array/util.h>
+#include <arrow/util/byte_size.h>
+
 #include "lance/file/field_encoder.h"
+#include "lance/file/v2_1/encode_levels.h"
+#include "lance/file/v2_1/encode_page.h"
 
 namespace lance::file {
 
-Result<std::unique_ptr<FieldEncoder>> MakeFieldEncoderV2_1(const Field& field, uint32_t, const EncoderOptions&) {
-  return Status::NotImplemented("writing field '", field.name, "' in file version 2.1 is not implemented yet");
+namespace {
+
+using v2_1::LeafPath;
+using v2_1::LeafStep;
+
+constexpr const char* kColumnEncodingTypeUrl = "/lance.encodings.ColumnEncoding";
+// ColumnEncoding{values: Empty}: field 1, empty message.
+constexpr char kValuesColumnEncoding[] = {0x0A, 0x00};
+
+// The leaf field a path ends at.
+const Field& LeafFieldOf(const Field& top, const LeafPath& path) {
+  const Field* f = &top;
+  for (const auto& step : path.steps) {
+    if (step.kind == LeafStep::Kind::kStruct) {
+      f = &f->children[step.child_index];
+    } else if (step.kind == LeafStep::Kind::kList) {
+      f = &f->children[0];
+    }
+  }
+  return *f;
+}
+
+bool ContainsMap(const Field& field) {
+  if (field.logical_type == "map") return true;
+  for (const auto& child : field.children) {
+    if (ContainsMap(child)) return true;
+  }
+  return false;
+}
+
+struct LeafColumn {
+  LeafPath path;
+  std::map<std::string, std::string> metadata;
+  std::vector<uint16_t> rep, def;
+  std::vector<std::shared_ptr<arrow::Array>> values;
+  uint64_t rows = 0;
+  uint64_t first_row = 0;  // of the buffered rows
+  uint64_t bytes = 0;
+};
+
+class StructuralFieldEncoder : public FieldEncoder {
+ public:
+  StructuralFieldEncoder(std::string name, std::vector<LeafColumn> leaves, uint32_t first_column,
+                         EncoderOptions options)
+      : name_(std::move(name)), leaves_(std::move(leaves)), first_column_(first_column), options_(options) {}
+
+  uint32_t num_columns() const override { return static_cast<uint32_t>(leaves_.size()); }
+
+  Result<std::vector<EncodedPage>> Append(const std::shared_ptr<arrow::Array>& array) override {
+    std::vector<EncodedPage> pages;
+    for (size_t i = 0; i < leaves_.size(); ++i) {
+      auto& leaf = leaves_[i];
+      auto shredded = v2_1::ShredLeaf(leaf.path, array);
+      if (!shredded.ok()) return Annotate(shredded.status());
+      leaf.rep.insert(leaf.rep.end(), shredded->rep.begin(), shredded->rep.end());
+      leaf.def.insert(leaf.def.end(), shredded->def.begin(), shredded->def.end());
+      auto size = arrow::util::ReferencedBufferSize(*shredded->values);
+      leaf.bytes += (size.ok() ? static_cast<uint64_t>(*size) : 0) + shredded->def.size() * 2 + shredded->rep.size() * 2;
+      leaf.values.push_back(std::move(shredded->values));
+      leaf.rows += shredded->num_rows;
+      if (leaf.bytes >= options_.cache_bytes_per_column) LANCE_RETURN_NOT_OK(FlushLeaf(i, &pages));
+    }
+    return pages;
+  }
+
+  Result<std::vector<EncodedPage>> Flush() override {
+    std::vector<EncodedPage> pages;
+    for (size_t i = 0; i < leaves_.size(); ++i) LANCE_RETURN_NOT_OK(FlushLeaf(i, &pages));
+    return pages;
+  }
+
+  Result<std::vector<EncodedColumn>> FinishColumns() override {
+    std::vector<EncodedColumn> columns(leaves_.size());
+    for (auto& c : columns) {
+      c.encoding_type_url = kColumnEncodingTypeUrl;
+      c.encoding.assign(kValuesColumnEncoding, sizeof(kValuesColumnEncoding));
+    }
+    return columns;
+  }
+
+ private:
+  Status Annotate(const Status& st) const {
+    return st.WithMessage("encoding field '", name_, "': ", st.message());
+  }
+
+  Status FlushLeaf(size_t index, std::vector<EncodedPage>* pages) {
+    auto& leaf = leaves_[index];
+    if (leaf.rows == 0) return Status::OK();
+    std::shared_ptr<arrow::Array> values;
+    if (leaf.values.size() == 1) {
+      values = leaf.values[0];
+    } else {
+      LANCE_ASSIGN_OR_RAISE(values, arrow::Concatenate(leaf.values));
+    }
+    const auto& path = leaf.path;
+    const bool has_rep = path.max_rep > 0;
+    // Level index where each row starts (plus the end).
+    std::vector<size_t> row_start;
+    row_start.reserve(leaf.rows + 1);
+    for (size_t i = 0; i < leaf.def.size(); ++i) {
+      if (!has_rep || leaf.rep[i] == path.max_rep) row_start.push_back(i);
+    }
+    row_start.push_back(leaf.def.size());
+    if (row_start.size() != leaf.rows + 1) {
+      return Annotate(Status::Invalid("leaf '", path.name, "' shredded into ", row_start.size() - 1, " rows, expected ",
+                                      leaf.rows));
+    }
+    const uint64_t max_page = std::max<uint64_t>(options_.max_page_bytes, 1);
+    const uint64_t num_pages = std::min<uint64_t>((leaf.bytes + max_page - 1) / max_page, leaf.rows);
+    const uint64_t rows_per_page = (leaf.rows + std::max<uint64_t>(num_pages, 1) - 1) / std::max<uint64_t>(num_pages, 1);
+    uint64_t value_pos = 0;
+    for (uint64_t row = 0; row < leaf.rows; row += rows_per_page) {
+      const uint64_t rows = std::min(rows_per_page, leaf.rows - row);
+      const size_t ls = row_start[row], le = row_start[row + rows];
+      v2_1::LeafPageInput input;
+      if (has_rep) input.rep.assign(leaf.rep.begin() + ls, leaf.rep.begin() + le);
+      input.def.assign(leaf.def.begin() + ls, leaf.def.begin() + le);
+      uint64_t visible = 0;
+      for (uint16_t d : input.def) visible += d <= path.max_visible_def ? 1 : 0;
+      input.values = values->Slice(static_cast<int64_t>(value_pos), static_cast<int64_t>(visible));
+      value_pos += visible;
+      input.num_rows = rows;
+      input.first_row = leaf.first_row + row;
+      auto page = v2_1::EncodeLeafPage(path, std::move(input), leaf.metadata, options_.version);
+      if (!page.ok()) return Annotate(page.status());
+      pages->push_back({first_column_ + static_cast<uint32_t>(index), std::move(*page)});
+    }
+    if (value_pos != static_cast<uint64_t>(values->length())) {
+      return Annotate(Status::Invalid("leaf '", path.name, "' has ", values->length(), " values but its levels show ",
+                                      value_pos));
+    }
+    leaf.first_row += leaf.rows;
+    leaf.rows = 0;
+    leaf.bytes = 0;
+    leaf.rep.clear();
+    leaf.def.clear();
+    leaf.values.clear();
+    return Status::OK();
+  }
+
+  std::string name_;
+  std::vector<LeafColumn> leaves_;
+  uint32_t first_column_;
+  EncoderOptions options_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<FieldEncoder>> MakeFieldEncoderV2_1(const Field& field, uint32_t first_column,
+                                                           const EncoderOptions& options) {
+  if (options.version != FileVersion::kV2_1 && options.version != FileVersion::kV2_2) {
+    return Status::Invalid("the 2.1 encoders cannot write file version ", FileVersionToString(options.version));
+  }
+  // As the reference: maps arrived with file version 2.2.
+  if (options.version == FileVersion::kV2_1 && ContainsMap(field)) {
+    return Status::NotImplemented("field '", field.name, "': the map type needs file version 2.2 or later");
+  }
+  auto paths = v2_1::LeafPathsOf(field);
+  if (!paths.ok()) return paths.status().WithMessage("field '", field.name, "': ", paths.status().message());
+  std::vector<LeafColumn> leaves;
+  for (auto& path : *paths) {
+    LeafColumn leaf;
+    leaf.metadata = field.metadata;
+    for (const auto& [k, v] : LeafFieldOf(field, path).metadata) leaf.metadata[k] = v;
+    leaf.path = std::move(path);
+    leaves.push_back(std::move(leaf));
+  }
+  return std::unique_ptr<FieldEncoder>(new StructuralFieldEncoder(field.name, std::move(leaves), first_column, options));
 }
 
 }  // namespace lance::file

@@ -1,0 +1,278 @@
+#include "lance/file/v2_1/encode_levels.h"
+
+#include <arrow/array/concatenate.h>
+#include <arrow/array/util.h>
+#include <arrow/builder.h>
+#include <arrow/compute/api_vector.h>
+#include <arrow/type.h>
+#include <arrow/util/checked_cast.h>
+
+namespace lance::file::v2_1 {
+
+namespace {
+
+bool IsListType(const std::string& lt) {
+  return lt == "list" || lt == "list.struct" || lt == "large_list" || lt == "large_list.struct" || lt == "map";
+}
+
+bool MetadataSays(const Field& field, const char* key) {
+  auto it = field.metadata.find(key);
+  return it != field.metadata.end();
+}
+
+Status CollectLeaves(const Field& field, std::vector<LeafStep> prefix, const std::string& prefix_name,
+                     std::vector<std::vector<LeafStep>>* out, std::vector<std::string>* names) {
+  const std::string name = prefix_name.empty() ? field.name : prefix_name + "." + field.name;
+  const auto& lt = field.logical_type;
+  if (lt == "struct") {
+    if (MetadataSays(field, "packed") || MetadataSays(field, "lance-encoding:packed")) {
+      return Status::NotImplemented("writing packed struct field '", name, "' in file version 2.1+");
+    }
+    if (field.children.empty()) {
+      return Status::NotImplemented("writing struct field '", name, "' without children in file version 2.1+");
+    }
+    for (size_t i = 0; i < field.children.size(); ++i) {
+      auto steps = prefix;
+      steps.push_back({LeafStep::Kind::kStruct, static_cast<int>(i)});
+      LANCE_RETURN_NOT_OK(CollectLeaves(field.children[i], std::move(steps), name, out, names));
+    }
+    return Status::OK();
+  }
+  if (IsListType(lt)) {
+    if (field.children.size() != 1) {
+      return Status::Invalid("list field '", name, "' has ", field.children.size(), " children, expected 1");
+    }
+    prefix.push_back({LeafStep::Kind::kList, 0});
+    return CollectLeaves(field.children[0], std::move(prefix), name, out, names);
+  }
+  if (lt.starts_with("fixed_size_list:struct") && !field.children.empty()) {
+    return Status::NotImplemented("writing fixed-size list of structs '", name, "' in file version 2.1+");
+  }
+  if (MetadataSays(field, "lance-encoding:blob")) {
+    return Status::NotImplemented("writing blob field '", name, "' in file version 2.1+");
+  }
+  if (lt.starts_with("dict:")) {
+    return Status::NotImplemented("writing dictionary field '", name, "' in file version 2.1+");
+  }
+  prefix.push_back({LeafStep::Kind::kLeaf, 0});
+  out->push_back(std::move(prefix));
+  names->push_back(name);
+  return Status::OK();
+}
+
+uint16_t WidthOf(LeafStep::Kind kind) { return kind == LeafStep::Kind::kList ? 2 : 1; }
+
+}  // namespace
+
+Result<std::vector<LeafPath>> LeafPathsOf(const Field& field) {
+  std::vector<std::vector<LeafStep>> all_steps;
+  std::vector<std::string> names;
+  LANCE_RETURN_NOT_OK(CollectLeaves(field, {}, "", &all_steps, &names));
+  std::vector<LeafPath> paths;
+  for (size_t p = 0; p < all_steps.size(); ++p) {
+    LeafPath path;
+    path.name = names[p];
+    path.steps = std::move(all_steps[p]);
+    const size_t n = path.steps.size();
+    path.null_def.resize(n);
+    path.inner_rep.resize(n, 0);
+    path.visible_below.resize(n);
+    uint16_t def = 1;
+    uint16_t lists_below = 0;  // lists at this step or deeper
+    bool list_seen = false;
+    path.max_visible_def = 0;
+    for (size_t j = n; j-- > 0;) {
+      const auto kind = path.steps[j].kind;
+      path.visible_below[j] = !list_seen;
+      path.null_def[j] = def;
+      if (kind == LeafStep::Kind::kList) {
+        if (!list_seen) path.max_visible_def = def - 1;
+        list_seen = true;
+        ++lists_below;
+        path.inner_rep[j] = lists_below - 1;
+      }
+      def = static_cast<uint16_t>(def + WidthOf(kind));
+    }
+    path.max_def = def - 1;
+    if (!list_seen) path.max_visible_def = path.max_def;
+    path.max_rep = lists_below;
+    paths.push_back(std::move(path));
+  }
+  return paths;
+}
+
+namespace {
+
+class Shredder {
+ public:
+  Shredder(const LeafPath& path, std::vector<std::shared_ptr<arrow::Array>> arrays, ShreddedLeaf* out)
+      : path_(path), arrays_(std::move(arrays)), out_(out) {}
+
+  void Row(int64_t i) { Visit(0, i, path_.max_rep); }
+
+  std::vector<int64_t> indices;
+
+ private:
+  void Emit(uint16_t rep, uint16_t def) {
+    if (path_.max_rep > 0) out_->rep.push_back(rep);
+    out_->def.push_back(def);
+  }
+
+  void Visit(size_t j, int64_t i, uint16_t rep) {
+    const arrow::Array& array = *arrays_[j];
+    const LeafStep& step = path_.steps[j];
+    if (array.IsNull(i)) {
+      Emit(rep, path_.null_def[j]);
+      // Only structs lie between a visible null and the leaf, and struct
+      // children are aligned with their parent: the slot index carries over.
+      if (step.kind != LeafStep::Kind::kList && path_.visible_below[j]) indices.push_back(i);
+      return;
+    }
+    switch (step.kind) {
+      case LeafStep::Kind::kLeaf:
+        Emit(rep, 0);
+        indices.push_back(i);
+        return;
+      case LeafStep::Kind::kStruct:
+        Visit(j + 1, i, rep);
+        return;
+      case LeafStep::Kind::kList: {
+        int64_t start, end;
+        if (array.type_id() == arrow::Type::LARGE_LIST) {
+          const auto& list = static_cast<const arrow::LargeListArray&>(array);
+          start = list.value_offset(i);
+          end = list.value_offset(i + 1);
+        } else {
+          const auto& list = static_cast<const arrow::ListArray&>(array);  // also maps
+          start = list.value_offset(i);
+          end = list.value_offset(i + 1);
+        }
+        if (start == end) {
+          Emit(rep, static_cast<uint16_t>(path_.null_def[j] + 1));
+          return;
+        }
+        for (int64_t t = start; t < end; ++t) Visit(j + 1, t, t == start ? rep : path_.inner_rep[j]);
+        return;
+      }
+    }
+  }
+
+  const LeafPath& path_;
+  std::vector<std::shared_ptr<arrow::Array>> arrays_;
+  ShreddedLeaf* out_;
+};
+
+// The array at each step of the path (list values unsliced, struct
+// children aligned with their parent).
+Result<std::vector<std::shared_ptr<arrow::Array>>> ArraysAlong(const LeafPath& path,
+                                                               const std::shared_ptr<arrow::Array>& top) {
+  std::vector<std::shared_ptr<arrow::Array>> arrays{top};
+  for (size_t j = 0; j + 1 < path.steps.size(); ++j) {
+    const auto& cur = arrays.back();
+    const auto& step = path.steps[j];
+    if (step.kind == LeafStep::Kind::kStruct) {
+      if (cur->type_id() != arrow::Type::STRUCT) {
+        return Status::Invalid("leaf '", path.name, "': expected a struct array, got ", cur->type()->ToString());
+      }
+      const auto& s = static_cast<const arrow::StructArray&>(*cur);
+      if (step.child_index >= s.num_fields()) return Status::Invalid("leaf '", path.name, "': missing struct child");
+      arrays.push_back(s.field(step.child_index));
+    } else {
+      switch (cur->type_id()) {
+        case arrow::Type::LIST:
+        case arrow::Type::MAP:
+          arrays.push_back(static_cast<const arrow::ListArray&>(*cur).values());
+          break;
+        case arrow::Type::LARGE_LIST:
+          arrays.push_back(static_cast<const arrow::LargeListArray&>(*cur).values());
+          break;
+        default:
+          return Status::Invalid("leaf '", path.name, "': expected a list array, got ", cur->type()->ToString());
+      }
+    }
+  }
+  return arrays;
+}
+
+}  // namespace
+
+Result<ShreddedLeaf> ShredLeaf(const LeafPath& path, const std::shared_ptr<arrow::Array>& array) {
+  ShreddedLeaf out;
+  out.num_rows = static_cast<uint64_t>(array->length());
+  LANCE_ASSIGN_OR_RAISE(auto arrays, ArraysAlong(path, array));
+  const auto& leaf = arrays.back();
+  const bool simple = path.steps.size() == 1;
+  if (simple) {
+    // A top-level leaf: one level per row, every value visible.
+    out.values = leaf;
+    if (leaf->null_count() > 0) {
+      out.def.resize(static_cast<size_t>(leaf->length()));
+      for (int64_t i = 0; i < leaf->length(); ++i) out.def[i] = leaf->IsNull(i) ? 1 : 0;
+    } else {
+      out.def.assign(static_cast<size_t>(leaf->length()), 0);
+    }
+    return out;
+  }
+  Shredder shredder(path, arrays, &out);
+  for (int64_t i = 0; i < array->length(); ++i) shredder.Row(i);
+  const auto& idx = shredder.indices;
+  bool contiguous = true;
+  for (size_t k = 1; k < idx.size() && contiguous; ++k) contiguous = idx[k] == idx[k - 1] + 1;
+  if (idx.empty()) {
+    LANCE_ASSIGN_OR_RAISE(out.values, arrow::MakeEmptyArray(leaf->type()));
+  } else if (contiguous) {
+    out.values = leaf->Slice(idx.front(), static_cast<int64_t>(idx.size()));
+  } else {
+    arrow::Int64Builder builder;
+    LANCE_RETURN_NOT_OK(builder.AppendValues(idx));
+    std::shared_ptr<arrow::Array> indices;
+    LANCE_RETURN_NOT_OK(builder.Finish(&indices));
+    LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(*leaf, *indices));
+    out.values = taken;
+  }
+  return out;
+}
+
+int LayerToProto(Layer layer) {
+  switch (layer) {
+    case Layer::kAllValidItem: return 1;
+    case Layer::kAllValidList: return 2;
+    case Layer::kNullableItem: return 3;
+    case Layer::kNullableList: return 4;
+    case Layer::kEmptyableList: return 5;
+    case Layer::kNullAndEmptyList: return 6;
+  }
+  return 0;
+}
+
+CompactLevels CompactPageLevels(const LeafPath& path, std::vector<uint16_t> rep, const std::vector<uint16_t>& def) {
+  std::vector<bool> used(static_cast<size_t>(path.max_def) + 2, false);
+  for (uint16_t d : def) used[d] = true;
+  std::vector<uint16_t> map(static_cast<size_t>(path.max_def) + 2, 0);
+  CompactLevels out;
+  uint16_t next = 1;
+  for (size_t j = path.steps.size(); j-- > 0;) {
+    const uint16_t base = path.null_def[j];
+    if (path.steps[j].kind == LeafStep::Kind::kList) {
+      const bool nulls = used[base], empties = used[base + 1];
+      if (nulls) map[base] = next++;
+      if (empties) map[base + 1] = next++;
+      out.layers.push_back(nulls && empties ? Layer::kNullAndEmptyList
+                           : nulls          ? Layer::kNullableList
+                           : empties        ? Layer::kEmptyableList
+                                            : Layer::kAllValidList);
+    } else {
+      const bool nulls = used[base];
+      if (nulls) map[base] = next++;
+      out.layers.push_back(nulls ? Layer::kNullableItem : Layer::kAllValidItem);
+    }
+  }
+  if (next > 1) {
+    out.def.resize(def.size());
+    for (size_t i = 0; i < def.size(); ++i) out.def[i] = map[def[i]];
+  }
+  out.rep = std::move(rep);
+  return out;
+}
+
+}  // namespace lance::file::v2_1

@@ -1,0 +1,498 @@
+// Round trips of the 2.1/2.2 structural encoders through our decoders:
+// every type the reader handles, random nulls at every level, many appends,
+// page splitting by the cache and max_page_bytes.
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <arrow/array.h>
+#include <arrow/array/concatenate.h>
+#include <arrow/array/util.h>
+#include <arrow/builder.h>
+#include <arrow/json/from_string.h>
+#include <arrow/type.h>
+#include <arrow/util/bit_util.h>
+#include <gtest/gtest.h>
+
+#include "lance/encodings_v2_1.pb.h"
+#include "lance/file/field_encoder.h"
+#include "lance/file/v2_1/field_decoder.h"
+#include "lance/file/v2_1/page.h"
+#include "lance/schema.h"
+
+namespace lance::file {
+namespace {
+
+using arrow::Array;
+using arrow::DataType;
+
+class RandomArrays {
+ public:
+  explicit RandomArrays(uint64_t seed) : rng_(seed) {}
+
+  std::shared_ptr<arrow::Buffer> Validity(int64_t n, double null_prob, int64_t* null_count) {
+    *null_count = 0;
+    if (null_prob <= 0) return nullptr;
+    auto buf = *arrow::AllocateBuffer(arrow::bit_util::BytesForBits(n));
+    std::memset(buf->mutable_data(), 0, buf->size());
+    std::bernoulli_distribution null(null_prob);
+    for (int64_t i = 0; i < n; ++i) {
+      if (null(rng_)) {
+        ++*null_count;
+      } else {
+        arrow::bit_util::SetBit(buf->mutable_data(), i);
+      }
+    }
+    return std::shared_ptr<arrow::Buffer>(std::move(buf));
+  }
+
+  std::shared_ptr<arrow::Buffer> RandomBytes(int64_t n) {
+    auto buf = *arrow::AllocateBuffer(n);
+    for (int64_t i = 0; i < n; ++i) buf->mutable_data()[i] = static_cast<uint8_t>(rng_());
+    return std::shared_ptr<arrow::Buffer>(std::move(buf));
+  }
+
+  // Offsets of `n` lists/strings with lengths in [0, max_len].
+  template <typename Offset>
+  std::shared_ptr<arrow::Buffer> Offsets(int64_t n, int64_t max_len, int64_t* total) {
+    auto buf = *arrow::AllocateBuffer((n + 1) * sizeof(Offset));
+    auto* o = reinterpret_cast<Offset*>(buf->mutable_data());
+    std::uniform_int_distribution<int64_t> len(0, max_len);
+    o[0] = 0;
+    for (int64_t i = 0; i < n; ++i) o[i + 1] = static_cast<Offset>(o[i] + len(rng_));
+    *total = o[n];
+    return std::shared_ptr<arrow::Buffer>(std::move(buf));
+  }
+
+  std::shared_ptr<Array> Make(const std::shared_ptr<DataType>& type, int64_t n, double null_prob) {
+    int64_t nulls = 0;
+    std::shared_ptr<arrow::Buffer> validity;
+    if (type->id() != arrow::Type::NA) validity = Validity(n, null_prob, &nulls);
+    std::shared_ptr<arrow::ArrayData> data;
+    switch (type->id()) {
+      case arrow::Type::NA:
+        return *arrow::MakeArrayOfNull(type, n);
+      case arrow::Type::BOOL:
+        data = arrow::ArrayData::Make(type, n, {validity, RandomBytes(arrow::bit_util::BytesForBits(n))}, nulls);
+        break;
+      case arrow::Type::STRING:
+      case arrow::Type::BINARY:
+      case arrow::Type::LARGE_STRING:
+      case arrow::Type::LARGE_BINARY: {
+        const bool large = type->id() == arrow::Type::LARGE_STRING || type->id() == arrow::Type::LARGE_BINARY;
+        int64_t total = 0;
+        auto offsets = large ? Offsets<int64_t>(n, max_string_, &total) : Offsets<int32_t>(n, max_string_, &total);
+        auto bytes = *arrow::AllocateBuffer(total);
+        std::uniform_int_distribution<int> letter('a', 'e');  // few letters: repeats for dictionaries
+        for (int64_t i = 0; i < total; ++i) bytes->mutable_data()[i] = static_cast<uint8_t>(letter(rng_));
+        data = arrow::ArrayData::Make(type, n, {validity, offsets, std::shared_ptr<arrow::Buffer>(std::move(bytes))},
+                                      nulls);
+        break;
+      }
+      case arrow::Type::LIST:
+      case arrow::Type::LARGE_LIST:
+      case arrow::Type::MAP: {
+        int64_t total = 0;
+        auto offsets = type->id() == arrow::Type::LARGE_LIST ? Offsets<int64_t>(n, 4, &total)
+                                                              : Offsets<int32_t>(n, 4, &total);
+        auto child_type = type->field(0)->type();
+        std::shared_ptr<Array> child;
+        if (type->id() == arrow::Type::MAP) {
+          auto keys = Make(child_type->field(0)->type(), total, 0);
+          auto items = Make(child_type->field(1)->type(), total, null_prob);
+          child = std::make_shared<arrow::StructArray>(child_type, total, arrow::ArrayVector{keys, items});
+        } else {
+          child = Make(child_type, total, null_prob);
+        }
+        data = arrow::ArrayData::Make(type, n, {validity, offsets}, {child->data()}, nulls);
+        break;
+      }
+      case arrow::Type::FIXED_SIZE_LIST: {
+        const auto& fsl = static_cast<const arrow::FixedSizeListType&>(*type);
+        auto child = Make(fsl.value_type(), n * fsl.list_size(), null_prob / 2);
+        data = arrow::ArrayData::Make(type, n, {validity}, {child->data()}, nulls);
+        break;
+      }
+      case arrow::Type::STRUCT: {
+        std::vector<std::shared_ptr<arrow::ArrayData>> children;
+        for (const auto& f : type->fields()) children.push_back(Make(f->type(), n, null_prob)->data());
+        data = arrow::ArrayData::Make(type, n, {validity}, children, nulls);
+        break;
+      }
+      default: {
+        const int width = type->byte_width();
+        auto values = RandomBytes(n * width);
+        if (type->id() == arrow::Type::DECIMAL128 || type->id() == arrow::Type::DECIMAL256) {
+          // small values (within any precision >= 10), sign-extended
+          std::uniform_int_distribution<int64_t> small(-999999999, 999999999);
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t v = small(rng_);
+            uint8_t* dst = values->mutable_data() + i * width;
+            std::memcpy(dst, &v, 8);
+            std::memset(dst + 8, v < 0 ? 0xFF : 0, width - 8);
+          }
+        }
+        if (type->id() == arrow::Type::TIME32) {
+          auto* v = reinterpret_cast<uint32_t*>(values->mutable_data());
+          for (int64_t i = 0; i < n; ++i) v[i] %= 86400000u;  // ms in a day (the test uses ms)
+        }
+        if (type->id() == arrow::Type::TIME64) {
+          auto* v = reinterpret_cast<uint64_t*>(values->mutable_data());
+          for (int64_t i = 0; i < n; ++i) v[i] %= 86400000000000ull;  // ns in a day
+        }
+        if (type->id() == arrow::Type::DATE64) {
+          // date64 values must be whole days
+          auto* v = reinterpret_cast<int64_t*>(values->mutable_data());
+          for (int64_t i = 0; i < n; ++i) v[i] = (v[i] % 100000) * 86400000LL;
+        }
+        data = arrow::ArrayData::Make(type, n, {validity, values}, nulls);
+      }
+    }
+    return arrow::MakeArray(data);
+  }
+
+  int64_t max_string_ = 12;
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+struct RoundTrip {
+  std::shared_ptr<Array> decoded;
+  std::vector<ColumnData> columns;
+};
+
+Result<RoundTrip> EncodeDecode(const std::shared_ptr<Array>& array, FileVersion version, int slices,
+                               EncoderOptions options = {},
+                               std::map<std::string, std::string> metadata = {}) {
+  auto arrow_schema = arrow::schema({arrow::field("f", array->type(), true)});
+  LANCE_ASSIGN_OR_RAISE(Schema schema, Schema::FromArrow(*arrow_schema));
+  Field field = schema.fields[0];
+  for (const auto& [k, v] : metadata) field.metadata[k] = v;
+  options.version = version;
+  LANCE_ASSIGN_OR_RAISE(auto encoder, MakeFieldEncoderV2_1(field, 0, options));
+  RoundTrip out;
+  out.columns.resize(encoder->num_columns());
+  auto take = [&](std::vector<EncodedPage> pages) -> Status {
+    for (auto& p : pages) {
+      if (p.column_index >= out.columns.size()) return Status::Invalid("page for column ", p.column_index);
+      out.columns[p.column_index].pages.push_back(std::move(p.page));
+    }
+    return Status::OK();
+  };
+  const int64_t n = array->length();
+  int64_t start = 0;
+  for (int s = 0; s < slices; ++s) {
+    const int64_t end = s + 1 == slices ? n : n * (s + 1) / slices;
+    LANCE_ASSIGN_OR_RAISE(auto pages, encoder->Append(array->Slice(start, end - start)));
+    LANCE_RETURN_NOT_OK(take(std::move(pages)));
+    start = end;
+  }
+  LANCE_ASSIGN_OR_RAISE(auto pages, encoder->Flush());
+  LANCE_RETURN_NOT_OK(take(std::move(pages)));
+  LANCE_ASSIGN_OR_RAISE(auto finished, encoder->FinishColumns());
+  for (size_t c = 0; c < finished.size(); ++c) {
+    out.columns[c].encoding_type_url = finished[c].encoding_type_url;
+    out.columns[c].encoding = finished[c].encoding;
+  }
+  LANCE_ASSIGN_OR_RAISE(out.decoded, v2_1::DecodeField(field, out.columns, static_cast<uint64_t>(n), version,
+                                                       arrow::default_memory_pool()));
+  return out;
+}
+
+void ExpectRoundTrip(const std::shared_ptr<Array>& array, FileVersion version, int slices = 3,
+                     EncoderOptions options = {}, std::map<std::string, std::string> metadata = {}) {
+  auto result = EncodeDecode(array, version, slices, options, metadata);
+  ASSERT_TRUE(result.ok()) << array->type()->ToString() << ": " << result.status().ToString();
+  auto equal = arrow::EqualOptions::Defaults().nans_equal(true);
+  ASSERT_TRUE(result->decoded->Equals(*array, equal))
+      << array->type()->ToString() << "\nexpected " << array->ToString().substr(0, 2000) << "\ngot "
+      << result->decoded->ToString().substr(0, 2000);
+}
+
+std::string LayoutOf(const PageData& page) {
+  v2_1::pb21::PageLayout layout;
+  EXPECT_TRUE(layout.ParseFromString(page.encoding));
+  switch (layout.layout_case()) {
+    case v2_1::pb21::PageLayout::kMiniBlockLayout: return "mini_block";
+    case v2_1::pb21::PageLayout::kFullZipLayout: return "full_zip";
+    case v2_1::pb21::PageLayout::kConstantLayout: return "constant";
+    default: return "other";
+  }
+}
+
+std::vector<std::shared_ptr<DataType>> AllTypes() {
+  using namespace arrow;
+  auto item_struct = struct_({field("x", list(int64())), field("y", boolean())});
+  return {
+      int8(), int16(), int32(), int64(), uint8(), uint16(), uint32(), uint64(),
+      float16(), float32(), float64(), boolean(),
+      decimal128(10, 2), decimal256(40, 5), date32(), date64(),
+      time32(TimeUnit::MILLI), time64(TimeUnit::NANO), timestamp(TimeUnit::MICRO),
+      timestamp(TimeUnit::NANO, "UTC"), duration(TimeUnit::MILLI),
+      fixed_size_binary(7), fixed_size_binary(300),
+      utf8(), binary(), large_utf8(), large_binary(), null(),
+      list(int32()), large_list(utf8()), list(list(int16())), list(boolean()),
+      fixed_size_list(float32(), 8), fixed_size_list(float32(), 128), fixed_size_list(int8(), 3),
+      fixed_size_list(fixed_size_list(int16(), 2), 3),
+      struct_({field("a", int32()), field("b", utf8())}),
+      struct_({field("s", struct_({field("t", int64())}))}),
+      list(item_struct), map(utf8(), int32()), list(fixed_size_list(float64(), 4)),
+      struct_({field("l", list(utf8())), field("f", float64())}),
+  };
+}
+
+class EncoderTypes : public ::testing::TestWithParam<std::tuple<FileVersion, uint64_t>> {};
+
+TEST_P(EncoderTypes, EveryTypeRoundTrips) {
+  const auto [version, seed] = GetParam();
+  for (const auto& type : AllTypes()) {
+    if (version == FileVersion::kV2_1 && type->id() == arrow::Type::MAP) continue;
+    for (double null_prob : {0.0, 0.1, 0.6}) {
+      RandomArrays gen(seed);
+      auto array = gen.Make(type, 700, null_prob);
+      ExpectRoundTrip(array, version);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST_P(EncoderTypes, ManyPagesFromATinyPageSize) {
+  const auto [version, seed] = GetParam();
+  for (const auto& type : AllTypes()) {
+    if (version == FileVersion::kV2_1 && type->id() == arrow::Type::MAP) continue;
+    RandomArrays gen(seed);
+    auto array = gen.Make(type, 500, 0.2);
+    EncoderOptions options;
+    options.max_page_bytes = 256;
+    auto result = EncodeDecode(array, version, 4, options);
+    ASSERT_TRUE(result.ok()) << type->ToString() << ": " << result.status().ToString();
+    EXPECT_TRUE(result->decoded->Equals(*array, arrow::EqualOptions::Defaults().nans_equal(true)))
+        << type->ToString();
+    EXPECT_GE(result->columns[0].pages.size(), 4u) << type->ToString();
+  }
+}
+
+TEST_P(EncoderTypes, SmallCacheFlushesPagesWhileAppending) {
+  const auto [version, seed] = GetParam();
+  RandomArrays gen(seed);
+  auto array = gen.Make(arrow::list(arrow::utf8()), 2000, 0.2);
+  EncoderOptions options;
+  options.cache_bytes_per_column = 1024;
+  auto result = EncodeDecode(array, version, 20, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->decoded->Equals(*array));
+  EXPECT_GE(result->columns[0].pages.size(), 10u);
+  uint64_t expected_priority = 0;
+  for (const auto& page : result->columns[0].pages) {
+    EXPECT_EQ(page.priority, expected_priority);
+    expected_priority += page.length;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, EncoderTypes,
+                         ::testing::Combine(::testing::Values(FileVersion::kV2_1, FileVersion::kV2_2),
+                                            ::testing::Values(1u, 2u, 3u)));
+
+TEST(EncoderV2_1, ZeroRowsWriteNoPages) {
+  for (const auto& type : AllTypes()) {
+    RandomArrays gen(7);
+    auto array = gen.Make(type, 0, 0.5);
+    auto result = EncodeDecode(array, FileVersion::kV2_2, 1);
+    ASSERT_TRUE(result.ok()) << type->ToString() << ": " << result.status().ToString();
+    EXPECT_EQ(result->decoded->length(), 0);
+    for (const auto& c : result->columns) EXPECT_TRUE(c.pages.empty());
+  }
+}
+
+TEST(EncoderV2_1, AllNullAndEmptyPagesUseTheConstantLayout) {
+  auto nulls = *arrow::MakeArrayOfNull(arrow::int32(), 100);
+  auto result = EncodeDecode(nulls, FileVersion::kV2_1, 1);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_EQ(result->columns[0].pages.size(), 1u);
+  EXPECT_EQ(LayoutOf(result->columns[0].pages[0]), "constant");
+  EXPECT_TRUE(result->columns[0].pages[0].buffers.empty());
+  EXPECT_TRUE(result->decoded->Equals(*nulls));
+
+  auto empties = *arrow::json::ArrayFromJSONString(arrow::list(arrow::int32()), "[[], null, [], [null]]");
+  ExpectRoundTrip(empties, FileVersion::kV2_2, 1);
+  result = EncodeDecode(empties, FileVersion::kV2_2, 1);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(LayoutOf(result->columns[0].pages[0]), "constant");
+}
+
+TEST(EncoderV2_1, LayoutFollowsValueWidthAndMetadata) {
+  RandomArrays gen(3);
+  auto narrow = gen.Make(arrow::utf8(), 300, 0.1);
+  auto result = EncodeDecode(narrow, FileVersion::kV2_1, 1);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(LayoutOf(result->columns[0].pages[0]), "mini_block");
+  result = EncodeDecode(narrow, FileVersion::kV2_1, 1, {}, {{"lance-encoding:structural-encoding", "fullzip"}});
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(LayoutOf(result->columns[0].pages[0]), "full_zip");
+  EXPECT_TRUE(result->decoded->Equals(*narrow));
+
+  gen.max_string_ = 600;
+  auto wide = gen.Make(arrow::list(arrow::binary()), 300, 0.1);
+  result = EncodeDecode(wide, FileVersion::kV2_2, 2);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(LayoutOf(result->columns[0].pages[0]), "full_zip");
+  EXPECT_TRUE(result->decoded->Equals(*wide));
+
+  auto bad = EncodeDecode(narrow, FileVersion::kV2_1, 1, {}, {{"lance-encoding:structural-encoding", "zigzag"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("zigzag"), std::string::npos);
+}
+
+// The value compression at the root of a mini-block or full-zip page.
+std::string ValueCompressionOf(const PageData& page) {
+  v2_1::pb21::PageLayout layout;
+  EXPECT_TRUE(layout.ParseFromString(page.encoding));
+  const auto& e = layout.has_mini_block_layout() ? layout.mini_block_layout().value_compression()
+                                                 : layout.full_zip_layout().value_compression();
+  using Case = v2_1::pb21::CompressiveEncoding::CompressionCase;
+  switch (e.compression_case()) {
+    case Case::kFlat: return "flat";
+    case Case::kVariable: return "variable";
+    case Case::kInlineBitpacking: return "inline_bitpacking";
+    case Case::kRle: return "rle";
+    case Case::kFsst: return "fsst";
+    case Case::kFixedSizeList: return "fsl";
+    default: return "other";
+  }
+}
+
+TEST(EncoderV2_1, DefaultCompressionChoices) {
+  for (auto version : {FileVersion::kV2_1, FileVersion::kV2_2}) {
+    // Long runs: RLE, including runs longer than 255 and than a chunk.
+    arrow::Int32Builder runs;
+    for (int i = 0; i < 9000; ++i) ASSERT_TRUE(runs.Append(i < 5000 ? 7 : i / 300).ok());
+    auto run_array = *runs.Finish();
+    auto result = EncodeDecode(run_array, version, 3);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "rle");
+    EXPECT_TRUE(result->decoded->Equals(*run_array));
+
+    // Small integers: bitpacked; full-width random ones: flat.
+    RandomArrays gen(9);
+    auto small = *arrow::json::ArrayFromJSONString(arrow::int64(), "[1, 2, 3, 4, 5, 6, 7, 0]");
+    small = *arrow::Concatenate(arrow::ArrayVector(300, small));
+    result = EncodeDecode(small, version, 1);
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "inline_bitpacking");
+    EXPECT_TRUE(result->decoded->Equals(*small));
+    auto wide = gen.Make(arrow::uint64(), 3000, 0);
+    result = EncodeDecode(wide, version, 1);
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "flat");
+    result = EncodeDecode(small, version, 1, {}, {{"lance-encoding:compression", "none"}});
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "flat");
+
+    // Enough string data: FSST, in mini-block and in full-zip pages; not for binary.
+    gen.max_string_ = 40;
+    auto strings = gen.Make(arrow::utf8(), 3000, 0.1);
+    result = EncodeDecode(strings, version, 2);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "fsst");
+    EXPECT_TRUE(result->decoded->Equals(*strings));
+    auto binary = gen.Make(arrow::binary(), 3000, 0.1);
+    result = EncodeDecode(binary, version, 2);
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "variable");
+    gen.max_string_ = 900;
+    auto long_strings = gen.Make(arrow::large_utf8(), 300, 0.1);
+    result = EncodeDecode(long_strings, version, 2);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(LayoutOf(result->columns[0].pages[0]), "full_zip");
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "fsst");
+    EXPECT_TRUE(result->decoded->Equals(*long_strings));
+  }
+}
+
+bool HasDictionary(const PageData& page) {
+  v2_1::pb21::PageLayout layout;
+  EXPECT_TRUE(layout.ParseFromString(page.encoding));
+  return layout.has_mini_block_layout() && layout.mini_block_layout().has_dictionary();
+}
+
+TEST(EncoderV2_1, LowCardinalityValuesAreDictionaryEncoded) {
+  for (auto version : {FileVersion::kV2_1, FileVersion::kV2_2}) {
+    std::vector<std::string> words = {"alpha", "beta", "gamma", "delta"};
+    for (auto type : {arrow::utf8(), arrow::large_utf8(), arrow::binary()}) {
+      std::string json = "[";
+      for (int i = 0; i < 1500; ++i) {
+        json += i % 11 == 0 ? "null" : "\"" + words[(i * 7) % 4] + "\"";
+        json += i + 1 < 1500 ? "," : "]";
+      }
+      auto array = *arrow::json::ArrayFromJSONString(type, json);
+      auto result = EncodeDecode(array, version, 3);
+      ASSERT_TRUE(result.ok()) << result.status().ToString();
+      EXPECT_TRUE(HasDictionary(result->columns[0].pages[0])) << type->ToString();
+      EXPECT_TRUE(result->decoded->Equals(*array)) << type->ToString();
+    }
+    // 64-bit values: dictionary in 2.2 only; 128-bit in both.
+    RandomArrays gen(5);
+    arrow::Int64Builder b64;
+    for (int i = 0; i < 3000; ++i) ASSERT_TRUE(i % 13 == 0 ? b64.AppendNull().ok() : b64.Append((i * 31) % 20).ok());
+    auto int64s = *b64.Finish();
+    auto result = EncodeDecode(int64s, version, 2);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(HasDictionary(result->columns[0].pages[0]), version == FileVersion::kV2_2);
+    EXPECT_TRUE(result->decoded->Equals(*int64s));
+    arrow::Int64Builder wide;  // a larger dictionary, bitpacked in 2.2
+    for (int i = 0; i < 3000; ++i) ASSERT_TRUE(wide.Append((i * 7919) % 1500).ok());
+    auto wide_ints = *wide.Finish();
+    result = EncodeDecode(wide_ints, version, 1);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_TRUE(result->decoded->Equals(*wide_ints));
+    auto decimals = *arrow::json::ArrayFromJSONString(arrow::decimal128(10, 2), R"(["1.50", "2.25", null, "1.50"])");
+    decimals = *arrow::Concatenate(arrow::ArrayVector(100, decimals));
+    result = EncodeDecode(decimals, version, 1);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_TRUE(HasDictionary(result->columns[0].pages[0]));
+    EXPECT_TRUE(result->decoded->Equals(*decimals));
+    auto nested = *arrow::json::ArrayFromJSONString(arrow::list(arrow::utf8()), R"([["a", "b"], null, [], ["b", null]])");
+    nested = *arrow::Concatenate(arrow::ArrayVector(100, nested));
+    ExpectRoundTrip(nested, version, 3);
+  }
+}
+
+TEST(EncoderV2_1, ListsWithNullAndEmptyAtEveryLevel) {
+  auto type = arrow::list(arrow::struct_({arrow::field("a", arrow::list(arrow::int32())),
+                                          arrow::field("b", arrow::utf8())}));
+  auto array = *arrow::json::ArrayFromJSONString(type, R"([
+    [{"a": [1, 2], "b": "x"}, null, {"a": null, "b": null}, {"a": [], "b": "y"}],
+    null, [], [null], [{"a": [null, 3], "b": ""}]
+  ])");
+  ExpectRoundTrip(array, FileVersion::kV2_1, 1);
+  ExpectRoundTrip(array, FileVersion::kV2_2, 5);
+}
+
+TEST(EncoderV2_1, MapsNeedVersion2_2) {
+  auto maps = *arrow::json::ArrayFromJSONString(arrow::map(arrow::utf8(), arrow::int32()), R"([[["a", 1]], null])");
+  auto refused = EncodeDecode(maps, FileVersion::kV2_1, 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("2.2"), std::string::npos);
+  ExpectRoundTrip(maps, FileVersion::kV2_2, 1);
+}
+
+TEST(EncoderV2_1, RefusesWhatItCannotWrite) {
+  Field field;
+  field.name = "p";
+  field.logical_type = "struct";
+  field.metadata["packed"] = "true";
+  Field child;
+  child.name = "x";
+  child.logical_type = "int32";
+  field.children.push_back(child);
+  EncoderOptions options;
+  auto encoder = MakeFieldEncoderV2_1(field, 0, options);
+  ASSERT_FALSE(encoder.ok());
+  EXPECT_NE(encoder.status().message().find("'p'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lance::file
