@@ -211,10 +211,10 @@ def column_signatures(path):
 # Columns whose encodings we expect to match pylance's (by leaf column index
 # order); the rest are reported by test_report_encoding_differences.
 @pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize("which", ["random", "choices", "requested"])
+@pytest.mark.parametrize("which", ["random", "choices", "requested", "wide"])
 def test_encodings_match_pylance(tmp_path, version, which):
     table = {"random": lambda: random_table(6, 3000, version, p=0.1), "choices": choices_table,
-             "requested": requested_table}[which]()
+             "requested": requested_table, "wide": wide_table}[which]()
     ours_path = _lance_cpp_write(tmp_path, table, version, 1000)
     _assert_tables_equal(LanceFileReader(str(ours_path)).read_all().to_table(), table)
     ours = column_signatures(ours_path)
@@ -276,6 +276,26 @@ def requested_table(n: int = 3000) -> pa.Table:
                        {"rle-threshold": "0.1"}),
         "full_zip": (pa.array([f"v{v}" for v in rng.integers(0, 2000, n)]), {"structural-encoding": "fullzip"}),
         "dict_strict": (pa.array([f"v{v}" for v in rng.integers(0, 600, n)]), {"dict-size-ratio": "0.3"}),
+    }
+    fields = [pa.field(k, a.type, metadata={f"lance-encoding:{mk}": mv for mk, mv in m.items()})
+              for k, (a, m) in cols.items()]
+    return pa.Table.from_arrays([a for a, _ in cols.values()], schema=pa.schema(fields))
+
+
+def wide_table(n: int = 200) -> pa.Table:
+    """Full-zip values: per-value zstd when requested or huge, FSST or not."""
+    rng = np.random.default_rng(2)
+    letters = np.array(list("abcdefghijklmnop"))
+    rs = lambda lo, hi, count=n: ["".join(rng.choice(letters, int(k))) for k in rng.integers(lo, hi, count)]
+    huge = rs(300, 600)
+    huge[3] = "q" * 40000
+    cols = {
+        "long_zstd": (pa.array(rs(300, 600)), {"compression": "zstd"}),
+        "long_lz4_bin": (pa.array([s.encode() for s in rs(300, 600)]), {"compression": "lz4"}),
+        "huge": (pa.array(huge), {}),
+        "long_bin": (pa.array([s.encode() for s in rs(300, 600)]), {}),
+        "long_none": (pa.array(rs(300, 600)), {"compression": "none"}),
+        "long_list": (_list(rng, n, 0.2, lambda k: pa.array(rs(300, 600, k))), {}),
     }
     fields = [pa.field(k, a.type, metadata={f"lance-encoding:{mk}": mv for mk, mv in m.items()})
               for k, (a, m) in cols.items()]

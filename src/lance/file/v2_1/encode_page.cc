@@ -499,6 +499,42 @@ pb21::CompressiveEncoding FsstEncoding(std::string symbol_table, pb21::Compressi
   return e;
 }
 
+// Full-zip values are zstd-compressed one by one when they are huge (over
+// 32 KiB) or a general compression is requested, given 32 KiB+ of data; the
+// reference then always uses zstd at level 0.
+constexpr uint64_t kPerValueMinLength = 32 * 1024;
+constexpr int32_t kPerValueZstdLevel = 0;
+
+bool UsePerValueZstd(const PageValues& values, const CompressionParams& params) {
+  if (values.kind != PageValues::Kind::kVariable || params.compression == "none") return false;
+  const bool requested = !params.compression.empty() && params.compression != "fsst";
+  const uint64_t data_size = values.offsets.back() + values.offsets.size() * (values.bits_per_offset / 8);
+  return (MaxValueBytes(values) > kPerValueMinLength || requested) && data_size >= kFsstMinDataSize;
+}
+
+Result<PageValues> CompressEachValue(const PageValues& values) {
+  PageValues out;
+  out.kind = PageValues::Kind::kVariable;
+  out.num_values = values.num_values;
+  out.bits_per_offset = values.bits_per_offset;
+  out.offsets.assign(1, 0);
+  std::string data;
+  const std::string_view bytes = Bytes(values.data);
+  for (uint64_t i = 0; i < values.num_values; ++i) {
+    LANCE_ASSIGN_OR_RAISE(auto framed,
+                          comp::GeneralCompress(comp::GeneralCodec::kZstd,
+                                                bytes.substr(values.offsets[i], values.offsets[i + 1] - values.offsets[i]),
+                                                kPerValueZstdLevel));
+    data += framed;
+    out.offsets.push_back(data.size());
+  }
+  if (values.bits_per_offset == 32 && data.size() > 0xFFFFFFFFull) {
+    return Status::CapacityError("compressed values exceed 32-bit offsets");
+  }
+  out.data = arrow::Buffer::FromString(std::move(data));
+  return out;
+}
+
 // ------------------------------------------------------------------- rle
 
 // RLE chunks hold at most this many values (the reference's cap).
@@ -1154,13 +1190,17 @@ Result<PageData> EncodeFullZip(const LeafPath& path, const CompactLevels& levels
   // Wide strings are FSST-compressed value by value under the same rules as
   // mini-block strings.
   std::optional<std::string> symbol_table;
+  bool per_value_zstd = false;
   PageValues fsst_values;
-  if (UseFsst(input_values, params)) {
+  if (UsePerValueZstd(input_values, params)) {
+    LANCE_ASSIGN_OR_RAISE(fsst_values, CompressEachValue(input_values));
+    per_value_zstd = true;
+  } else if (UseFsst(input_values, params)) {
     LANCE_ASSIGN_OR_RAISE(auto fsst, FsstValues(input_values));
     symbol_table = std::move(fsst.first);
     fsst_values = std::move(fsst.second);
   }
-  const PageValues& values = symbol_table ? fsst_values : input_values;
+  const PageValues& values = symbol_table || per_value_zstd ? fsst_values : input_values;
   const bool has_rep = !levels.rep.empty();
   const bool has_def = !levels.def.empty();
   uint16_t max_rep = 0, max_def = 0;
@@ -1237,6 +1277,13 @@ Result<PageData> EncodeFullZip(const LeafPath& path, const CompactLevels& levels
     *fz->mutable_value_compression() = VariableEncoding(values.bits_per_offset);
     if (symbol_table) {
       *fz->mutable_value_compression() = FsstEncoding(std::move(*symbol_table), fz->value_compression());
+    }
+    if (per_value_zstd) {
+      pb21::CompressiveEncoding general;
+      general.mutable_general()->mutable_compression()->set_scheme(pb21::COMPRESSION_ALGORITHM_ZSTD);
+      general.mutable_general()->mutable_compression()->set_level(kPerValueZstdLevel);
+      *general.mutable_general()->mutable_values() = fz->value_compression();
+      *fz->mutable_value_compression() = std::move(general);
     }
   }
   fz->set_num_items(static_cast<uint32_t>(num_levels));
