@@ -49,6 +49,10 @@ int RunFileWrite(const std::vector<std::string>& argv);
 int RunScan(const std::vector<std::string>& argv);
 int RunTake(const std::vector<std::string>& argv);
 int RunCount(const std::vector<std::string>& argv);
+int RunWrite(const std::vector<std::string>& argv);
+int RunDelete(const std::vector<std::string>& argv);
+int RunRestore(const std::vector<std::string>& argv);
+int RunTag(const std::vector<std::string>& argv);
 
 /// Prints "error: ..." for a failed Status and returns kExitError.
 int ReportError(const Status& status);

@@ -16,6 +16,12 @@ constexpr const char* kUsage =
     "       [--with-row-address] [--version V] [--out FILE] [--format csv|json|table]\n"
     "  take URI (--indices I,J,... | --row-ids R,...) [--columns ...] [--out FILE]\n"
     "  count URI [--version V] [--filter PRED]\n"
+    "  write URI --input FILE [--mode create|append|overwrite] [--data-storage-version 2.0|2.1|2.2]\n"
+    "       [--enable-stable-row-ids] [--enable-v2-manifest-paths | --disable-v2-manifest-paths]\n"
+    "       [--max-rows-per-file N] [--max-bytes-per-file N]   FILE: Arrow IPC file/stream, Parquet, CSV\n"
+    "  delete URI PRED                      delete the rows where PRED holds\n"
+    "  restore URI VERSION                  commit an old version's content as the latest\n"
+    "  tag URI create NAME VERSION | tag URI delete NAME | tag URI list\n"
     "  file inspect IN.lance [--json]       footer version, columns, pages, encodings, global buffers\n"
     "  file read IN.lance [--out FILE] [--format csv|json|table]\n"
     "  file write IN.arrow OUT.lance [--version 2.0|2.1|2.2] [--max-page-bytes N] [--data-cache-bytes N]\n";
@@ -37,5 +43,9 @@ int main(int argc, char** argv) {
   if (cmd == "scan") return lance::cli::RunScan(args);
   if (cmd == "take") return lance::cli::RunTake(args);
   if (cmd == "count") return lance::cli::RunCount(args);
+  if (cmd == "write") return lance::cli::RunWrite(args);
+  if (cmd == "delete") return lance::cli::RunDelete(args);
+  if (cmd == "restore") return lance::cli::RunRestore(args);
+  if (cmd == "tag") return lance::cli::RunTag(args);
   return lance::cli::ReportUsage("unknown command '" + cmd + "'", kUsage);
 }

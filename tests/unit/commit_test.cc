@@ -167,7 +167,7 @@ TEST_F(CommitTest, AppendAssignsIdsAndStableRowIds) {
   EXPECT_EQ(created->ToVector(), (std::vector<uint64_t>{2, 2, 2, 2}));
 }
 
-TEST_F(CommitTest, OverwriteRestartsIdsKeepsConfigAndMaxFragmentId) {
+TEST_F(CommitTest, OverwriteContinuesIdsAndKeepsConfig) {
   ASSERT_TRUE(txn::Commit(*store_, txn::Transaction::Make(
                                        0, txn::Overwrite{{HandMade("f0", 1), HandMade("f1", 1), HandMade("f2", 1)},
                                                          TwoColumns(),
@@ -178,8 +178,8 @@ TEST_F(CommitTest, OverwriteRestartsIdsKeepsConfigAndMaxFragmentId) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const Manifest& m = Load(2).manifest;
   ASSERT_EQ(m.fragments.size(), 1u);
-  EXPECT_EQ(m.fragments[0].id, 0u);
-  EXPECT_EQ(m.max_fragment_id, 2u);
+  EXPECT_EQ(m.fragments[0].id, 3u);  // as pylance 14: no restart at 0
+  EXPECT_EQ(m.max_fragment_id, 3u);
   EXPECT_EQ(m.config.at("user.key"), "1");
 }
 
@@ -209,6 +209,7 @@ TEST_F(CommitTest, RestoreCopiesTheOldVersion) {
   const Manifest& m = Load(3).manifest;
   ASSERT_EQ(m.fragments.size(), 1u);
   EXPECT_EQ(m.fragments[0].files[0].path, "f0.lance");
+  EXPECT_EQ(m.max_fragment_id, 1u);  // the latest's counter, not the old one's
   auto summary = txn::ParseTransaction(*Load(3).transaction_bytes, "v3");
   EXPECT_EQ(summary->operation, "Restore");
 }

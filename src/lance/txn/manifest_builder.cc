@@ -117,8 +117,9 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
             for (const auto& [k, v] : op.config_upsert_values) m.config[k] = v;
             if (!options.data_storage_version.empty()) m.data_storage_version = options.data_storage_version;
             if (m.data_storage_version.empty()) m.data_storage_version = kDefaultDataStorageVersion;
-            // Ids restart at 0; max_fragment_id never goes down.
-            NewFragmentStamper stamper(&m, 0, stable_row_ids);
+            // pylance 14 keeps counting from max_fragment_id (older writers
+            // restarted at 0); ids are never reused within a dataset.
+            NewFragmentStamper stamper(&m, in.base ? NextFragmentId(m) : 0, stable_row_ids);
             for (Fragment f : op.fragments) {
               LANCE_RETURN_NOT_OK(stamper.Stamp(&f));
               m.fragments.push_back(std::move(f));
@@ -148,10 +149,18 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
             if (!in.base || !in.restore_source) {
               return Status::Invalid("cannot restore version ", op.version, ": the dataset does not exist");
             }
-            // The old version's content and indices, as the reference copies them.
+            // The old version's content and indices; the id counters stay
+            // those of the latest version, as pylance 14 keeps them, so ids
+            // handed out since are not handed out again.
+            const auto max_fragment_id = m.max_fragment_id;
+            const uint64_t next_row_id = m.next_row_id;
             m = in.restore_source->manifest;
             out.indices = in.restore_source->indices;
             m.version = version;
+            if (max_fragment_id) {
+              m.max_fragment_id = std::max(*max_fragment_id, m.max_fragment_id.value_or(0));
+            }
+            m.next_row_id = std::max(next_row_id, m.next_row_id);
             return Status::OK();
           }},
       txn.operation));

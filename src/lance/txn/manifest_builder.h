@@ -21,7 +21,7 @@ struct BuildInputs {
 
 /// The manifest (and index list) of version base + 1 (or 1): fragments and
 /// schema per the operation, new fragment ids from max_fragment_id + 1
-/// (from 0 on Overwrite), stable row ids and lineage for new fragments,
+/// (from 0 for a new dataset), stable row ids and lineage for new fragments,
 /// config and table metadata carried over, feature flags recomputed, the
 /// transaction file named. The section offsets are filled in when the file
 /// is serialized.

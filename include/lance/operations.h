@@ -1,0 +1,36 @@
+// Table operations besides writing rows: delete, restore, tags. Each
+// modifying call is one commit (a transaction plus the next version's
+// manifest), refused before anything is written when the dataset's writer
+// feature flags hold a bit this build does not know.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "lance/status.h"
+
+namespace lance {
+
+struct DeleteResult {
+  /// The new version, or the version read when nothing matched (no commit).
+  uint64_t version = 0;
+  uint64_t num_deleted_rows = 0;
+  bool committed = false;
+};
+
+/// Deletes the rows of the latest version where `predicate` (SQL, see the
+/// CLI contract) is true. Deleted offsets are merged into each fragment's
+/// deletion file; a fragment left without live rows is removed.
+Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predicate);
+
+/// Commits the content of `version` as the new latest version; returns it.
+Result<uint64_t> RestoreVersion(const std::string& uri, uint64_t version);
+
+/// Creates tag `name` (alphanumerics, '.', '-', '_'; no leading or trailing
+/// dot, no ".lock" suffix) on `version`, which must exist.
+/// `_refs/tags/{name}.json` is created only if absent.
+Status CreateTag(const std::string& uri, const std::string& name, uint64_t version);
+/// Removes tag `name`, which must exist. The version it names stays.
+Status DeleteTag(const std::string& uri, const std::string& name);
+
+}  // namespace lance

@@ -1,0 +1,259 @@
+// WriteDataset: rows into new data files (fragments), then one commit:
+// Overwrite for create and overwrite, Append for append.
+#include <arrow/array.h>
+#include <arrow/record_batch.h>
+#include <arrow/type.h>
+#include <arrow/util/byte_size.h>
+
+#include <random>
+
+#include "lance/io/object_store.h"
+#include "lance/txn/commit.h"
+#include "lance/write.h"
+
+namespace lance {
+namespace {
+
+constexpr const char* kDataDir = "data";
+
+// The reference's data file names: the bits of three random bytes, then 26
+// hex digits for thirteen more, plus ".lance".
+std::string NewDataFileName() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  uint8_t b[16];
+  for (int i = 0; i < 16; i += 8) {
+    const uint64_t v = rng();
+    for (int j = 0; j < 8; ++j) b[i + j] = static_cast<uint8_t>(v >> (8 * j));
+  }
+  std::string name;
+  for (int i = 0; i < 3; ++i) {
+    for (int bit = 7; bit >= 0; --bit) name += ((b[i] >> bit) & 1) ? '1' : '0';
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 3; i < 16; ++i) {
+    name += kHex[b[i] >> 4];
+    name += kHex[b[i] & 0xF];
+  }
+  return name + ".lance";
+}
+
+std::string NormalizeStorageVersion(const std::string& v) {
+  if (v == "stable") return "2.2";
+  if (v == "2.0" || v == "2.1" || v == "2.2") return v;
+  return v;  // refused below with the value in the message
+}
+
+// Which field ids a data file of `storage_version` records, and their
+// top-level column numbers: every field in 2.0, only leaves from 2.1 on
+// (structs there are not columns of their own).
+void FileFieldIds(const Schema& schema, const std::string& storage_version, DataFile* file) {
+  const bool every_field = storage_version == "2.0";
+  int32_t column = 0;
+  for (const auto& f : schema.FieldsPreOrder()) {
+    const Field* full = schema.FieldById(f.id);
+    const bool leaf = full == nullptr || full->children.empty();
+    if (!every_field && !leaf) continue;
+    file->fields.push_back(f.id);
+    file->column_indices.push_back(column++);
+  }
+}
+
+// The input's columns in the dataset's order, matched by name.
+Result<std::shared_ptr<arrow::RecordBatch>> ConformToSchema(const std::shared_ptr<arrow::RecordBatch>& batch,
+                                                            const arrow::Schema& target,
+                                                            const std::string& uri) {
+  if (batch->schema()->Equals(target, /*check_metadata=*/false)) return batch;
+  std::vector<std::shared_ptr<arrow::Array>> columns;
+  for (const auto& field : target.fields()) {
+    auto column = batch->GetColumnByName(field->name());
+    if (!column) {
+      return Status::Invalid("cannot append to ", uri, ": the input has no column '", field->name(), "'");
+    }
+    if (!column->type()->Equals(*field->type())) {
+      return Status::Invalid("cannot append to ", uri, ": column '", field->name(), "' is ",
+                             column->type()->ToString(), " in the input but ", field->type()->ToString(),
+                             " in the dataset");
+    }
+    columns.push_back(column);
+  }
+  if (batch->num_columns() != target.num_fields()) {
+    return Status::Invalid("cannot append to ", uri, ": the input has ", batch->num_columns(),
+                           " columns, the dataset ", target.num_fields(), " (", target.ToString(), ")");
+  }
+  return arrow::RecordBatch::Make(std::make_shared<arrow::Schema>(target.fields()), batch->num_rows(),
+                                  std::move(columns));
+}
+
+// Writes rows into data files, starting a new file (fragment) whenever the
+// current one reaches max_rows_per_file rows or max_bytes_per_file bytes.
+class FragmentWriter {
+ public:
+  FragmentWriter(const io::ObjectStore& store, const Schema& schema, const WriteParams& params,
+                 FileWriterOptions file_options)
+      : store_(store), schema_(schema), params_(params), file_options_(std::move(file_options)) {}
+
+  Status Write(std::shared_ptr<arrow::RecordBatch> batch) {
+    while (batch->num_rows() > 0) {
+      if (!writer_) LANCE_RETURN_NOT_OK(OpenFile());
+      const uint64_t room = params_.max_rows_per_file - rows_;
+      const int64_t take = static_cast<int64_t>(std::min<uint64_t>(room, batch->num_rows()));
+      auto part = batch->Slice(0, take);
+      LANCE_RETURN_NOT_OK(writer_->Write(*part));
+      rows_ += static_cast<uint64_t>(take);
+      bytes_ += static_cast<uint64_t>(arrow::util::TotalBufferSize(*part));
+      batch = batch->Slice(take);
+      if (rows_ >= params_.max_rows_per_file || bytes_ >= params_.max_bytes_per_file) {
+        LANCE_RETURN_NOT_OK(FinishFile());
+      }
+    }
+    return Status::OK();
+  }
+
+  Result<std::vector<Fragment>> Finish() {
+    if (writer_) LANCE_RETURN_NOT_OK(FinishFile());
+    return fragments_;
+  }
+
+  /// Removes every data file this writer created (after a failure, so no
+  /// partial output stays behind). Best effort.
+  void RemoveFiles() {
+    writer_.reset();
+    for (const auto& name : created_) (void)store_.Delete(std::string(kDataDir) + "/" + name);
+  }
+
+ private:
+  Status OpenFile() {
+    name_ = NewDataFileName();
+    created_.push_back(name_);
+    LANCE_ASSIGN_OR_RAISE(auto out, store_.OpenOutputStream(std::string(kDataDir) + "/" + name_));
+    LANCE_ASSIGN_OR_RAISE(writer_, FileWriter::Open(std::move(out), name_, schema_, file_options_));
+    rows_ = 0;
+    bytes_ = 0;
+    return Status::OK();
+  }
+
+  Status FinishFile() {
+    LANCE_ASSIGN_OR_RAISE(uint64_t rows, writer_->Finish());
+    DataFile file;
+    file.path = name_;
+    FileFieldIds(schema_, file_options_.version, &file);
+    std::tie(file.file_major_version, file.file_minor_version) = writer_->version_pair();
+    writer_.reset();
+    LANCE_ASSIGN_OR_RAISE(int64_t size, store_.Size(std::string(kDataDir) + "/" + name_));
+    file.file_size_bytes = static_cast<uint64_t>(size);
+    Fragment fragment;
+    fragment.files.push_back(std::move(file));
+    fragment.physical_rows = rows;
+    fragments_.push_back(std::move(fragment));
+    return Status::OK();
+  }
+
+  const io::ObjectStore& store_;
+  const Schema& schema_;
+  const WriteParams& params_;
+  FileWriterOptions file_options_;
+  std::unique_ptr<FileWriter> writer_;
+  std::string name_;
+  uint64_t rows_ = 0;
+  uint64_t bytes_ = 0;
+  std::vector<Fragment> fragments_;
+  std::vector<std::string> created_;
+};
+
+// Writes every batch of `data` through `writer`.
+Result<std::vector<Fragment>> WriteAll(arrow::RecordBatchReader& data, FragmentWriter& writer, bool conform,
+                                       const arrow::Schema& target, const std::string& uri) {
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    LANCE_RETURN_NOT_OK(data.ReadNext(&batch));
+    if (!batch) break;
+    if (conform) {
+      LANCE_ASSIGN_OR_RAISE(batch, ConformToSchema(batch, target, uri));
+    }
+    LANCE_RETURN_NOT_OK(writer.Write(std::move(batch)));
+  }
+  return writer.Finish();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::RecordBatchReader>& data,
+                                              const std::string& uri, const WriteParams& params) {
+  if (params.max_rows_per_file == 0) return Status::Invalid("max_rows_per_file must be at least 1");
+  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
+  // Checks the writer feature flags before any file is written.
+  LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
+  if (params.mode == WriteMode::kCreate && base) {
+    return Status::Invalid("cannot create dataset ", uri, ": it already exists (version ",
+                           base->location.version, "); use append or overwrite");
+  }
+  const bool appending = params.mode == WriteMode::kAppend && base;
+
+  Schema schema;
+  std::string storage_version;
+  std::shared_ptr<arrow::Schema> target;
+  if (appending) {
+    schema = base->file.manifest.schema;
+    storage_version = base->file.manifest.data_storage_version;
+    if (storage_version.empty()) {
+      OpenOptions at;
+      at.version = std::to_string(base->location.version);
+      LANCE_ASSIGN_OR_RAISE(auto ds, Dataset::Open(uri, at));
+      LANCE_ASSIGN_OR_RAISE(storage_version, ds->DataStorageVersion());
+    }
+    if (params.data_storage_version &&
+        NormalizeStorageVersion(*params.data_storage_version) != storage_version) {
+      return Status::Invalid("cannot append to ", uri, ": it stores data as version ", storage_version,
+                             ", not ", *params.data_storage_version);
+    }
+    LANCE_ASSIGN_OR_RAISE(target, schema.ToArrow());
+  } else {
+    LANCE_ASSIGN_OR_RAISE(schema, Schema::FromArrow(*data->schema(), 0));
+    if (params.data_storage_version) {
+      storage_version = NormalizeStorageVersion(*params.data_storage_version);
+    } else if (base && !base->file.manifest.data_storage_version.empty()) {
+      storage_version = base->file.manifest.data_storage_version;
+    } else {
+      storage_version = "2.2";
+    }
+    target = data->schema();
+  }
+  if (storage_version != "2.0" && storage_version != "2.1" && storage_version != "2.2") {
+    return Status::Invalid("cannot write data storage version '", storage_version, "' to ", uri,
+                           ": lance-cpp writes 2.0, 2.1 and 2.2");
+  }
+
+  FileWriterOptions file_options = params.file_options;
+  file_options.version = storage_version;
+  FragmentWriter writer(*store, schema, params, file_options);
+  auto written = WriteAll(*data, writer, appending, *target, uri);
+  if (!written.ok()) {
+    writer.RemoveFiles();
+    return written.status();
+  }
+  std::vector<Fragment> fragments = std::move(*written);
+
+  txn::CommitOptions options;
+  options.new_dataset_naming =
+      params.enable_v2_manifest_paths ? table::ManifestNamingScheme::kV2 : table::ManifestNamingScheme::kV1;
+  options.enable_stable_row_ids = params.enable_stable_row_ids;
+  options.data_storage_version = storage_version;
+  const uint64_t read_version = base ? base->location.version : 0;
+  txn::Operation op;
+  if (appending) {
+    op = txn::Append{std::move(fragments)};
+  } else {
+    op = txn::Overwrite{std::move(fragments), std::move(schema), params.config};
+  }
+  if (params.mode == WriteMode::kCreate) options.max_attempts = 1;
+  auto committed = txn::Commit(*store, txn::Transaction::Make(read_version, std::move(op)), options);
+  if (!committed.ok()) {
+    writer.RemoveFiles();  // no manifest refers to them
+    return committed.status();
+  }
+  OpenOptions at;
+  at.version = std::to_string(committed->version);
+  return Dataset::Open(uri, at);
+}
+
+}  // namespace lance

@@ -1,0 +1,79 @@
+#include "input_reader.h"
+
+#include <arrow/csv/api.h>
+#include <arrow/io/file.h>
+#include <arrow/ipc/api.h>
+#include <arrow/table.h>
+
+#ifdef LANCE_HAVE_PARQUET
+#include <parquet/arrow/reader.h>
+#endif
+
+namespace lance::cli {
+namespace {
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A reader that keeps the file (and whatever owns the batches) alive.
+Result<std::shared_ptr<arrow::RecordBatchReader>> FromTable(std::shared_ptr<arrow::Table> table) {
+  return std::make_shared<arrow::TableBatchReader>(std::move(table));
+}
+
+}  // namespace
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> OpenInput(const std::string& path) {
+  auto opened = arrow::io::ReadableFile::Open(path);
+  if (!opened.ok()) return Status::IOError("cannot open input ", path, ": ", opened.status().message());
+  std::shared_ptr<arrow::io::ReadableFile> file = *opened;
+  LANCE_ASSIGN_OR_RAISE(int64_t size, file->GetSize());
+  std::string head;
+  if (size >= 6) {
+    LANCE_ASSIGN_OR_RAISE(auto buf, file->ReadAt(0, 6));
+    head = buf->ToString();
+  }
+  auto wrap = [&](const Status& st, const char* what) {
+    return Status::Invalid("cannot read input ", path, " as ", what, ": ", st.message());
+  };
+  if (head == "ARROW1") {
+    auto reader = arrow::ipc::RecordBatchFileReader::Open(file);
+    if (!reader.ok()) return wrap(reader.status(), "an Arrow IPC file");
+    auto table = (*reader)->ToTable();
+    if (!table.ok()) return wrap(table.status(), "an Arrow IPC file");
+    return FromTable(*table);
+  }
+  if (head.rfind("PAR1", 0) == 0) {
+#ifdef LANCE_HAVE_PARQUET
+    auto reader = parquet::arrow::OpenFile(file, arrow::default_memory_pool());
+    if (!reader.ok()) return wrap(reader.status(), "Parquet");
+    std::shared_ptr<arrow::Table> table;
+    Status st = (*reader)->ReadTable(&table);
+    if (!st.ok()) return wrap(st, "Parquet");
+    return FromTable(table);
+#else
+    return Status::NotImplemented("cannot read input ", path,
+                                  ": this build of lance-cpp has no Parquet support; convert it to Arrow IPC");
+#endif
+  }
+  if (EndsWith(path, ".csv")) {
+    auto reader = arrow::csv::TableReader::Make(arrow::io::default_io_context(), file,
+                                                arrow::csv::ReadOptions::Defaults(),
+                                                arrow::csv::ParseOptions::Defaults(),
+                                                arrow::csv::ConvertOptions::Defaults());
+    if (!reader.ok()) return wrap(reader.status(), "CSV");
+    auto table = (*reader)->Read();
+    if (!table.ok()) return wrap(table.status(), "CSV");
+    return FromTable(*table);
+  }
+  // Otherwise an Arrow IPC stream (the format with no magic at the start).
+  auto reader = arrow::ipc::RecordBatchStreamReader::Open(file);
+  if (!reader.ok()) {
+    return Status::Invalid("cannot read input ", path,
+                           ": not an Arrow IPC file or stream, Parquet, or CSV (.csv) file (",
+                           reader.status().message(), ")");
+  }
+  return std::static_pointer_cast<arrow::RecordBatchReader>(*reader);
+}
+
+}  // namespace lance::cli

@@ -1,0 +1,157 @@
+// `lance-cpp write`, `delete`, `restore` and `tag`: the commands that commit.
+#include <charconv>
+#include <iostream>
+
+#include "cli.h"
+#include "input_reader.h"
+#include "lance/dataset.h"
+#include "lance/operations.h"
+#include "lance/write.h"
+
+namespace lance::cli {
+namespace {
+
+std::optional<uint64_t> ParseU64(const std::string& s) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+uint64_t LiveRows(const Dataset& ds) {
+  uint64_t rows = 0;
+  for (const auto& f : ds.manifest().fragments) {
+    auto physical = ds.PhysicalRows(f);
+    auto deleted = ds.NumDeletedRows(f);
+    if (physical.ok() && deleted.ok()) rows += *physical - *deleted;
+  }
+  return rows;
+}
+
+}  // namespace
+
+int RunWrite(const std::vector<std::string>& argv) {
+  constexpr const char* kUsage =
+      "lance-cpp write URI --input FILE [--mode create|append|overwrite] "
+      "[--data-storage-version 2.0|2.1|2.2] [--enable-stable-row-ids] [--enable-v2-manifest-paths] "
+      "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N]";
+  Args args;
+  if (auto err = ParseArgs(argv,
+                           {"--input", "--mode", "--data-storage-version", "--max-rows-per-file",
+                            "--max-bytes-per-file"},
+                           {"--enable-stable-row-ids", "--enable-v2-manifest-paths",
+                            "--disable-v2-manifest-paths", "--quiet"},
+                           &args)) {
+    return ReportUsage(err->message, kUsage);
+  }
+  if (args.positional.size() != 1) return ReportUsage("write takes exactly one URI", kUsage);
+  if (!args.Has("--input")) return ReportUsage("write needs --input FILE", kUsage);
+  WriteParams params;
+  const std::string mode = args.Get("--mode", "create");
+  if (mode == "create") {
+    params.mode = WriteMode::kCreate;
+  } else if (mode == "append") {
+    params.mode = WriteMode::kAppend;
+  } else if (mode == "overwrite") {
+    params.mode = WriteMode::kOverwrite;
+  } else {
+    return ReportUsage("--mode must be create, append or overwrite, not '" + mode + "'", kUsage);
+  }
+  if (args.Has("--data-storage-version")) {
+    const std::string v = args.Get("--data-storage-version");
+    if (v != "2.0" && v != "2.1" && v != "2.2" && v != "stable") {
+      return ReportUsage("--data-storage-version must be 2.0, 2.1 or 2.2, not '" + v + "'", kUsage);
+    }
+    params.data_storage_version = v;
+  }
+  for (const char* flag : {"--max-rows-per-file", "--max-bytes-per-file"}) {
+    if (!args.Has(flag)) continue;
+    auto n = ParseU64(args.Get(flag));
+    if (!n || *n == 0) {
+      return ReportUsage(std::string(flag) + " must be a positive integer, not '" + args.Get(flag) + "'",
+                         kUsage);
+    }
+    (std::string(flag) == "--max-rows-per-file" ? params.max_rows_per_file : params.max_bytes_per_file) = *n;
+  }
+  params.enable_stable_row_ids = args.Has("--enable-stable-row-ids");
+  if (args.Has("--enable-v2-manifest-paths") && args.Has("--disable-v2-manifest-paths")) {
+    return ReportUsage("--enable-v2-manifest-paths and --disable-v2-manifest-paths exclude each other", kUsage);
+  }
+  params.enable_v2_manifest_paths = !args.Has("--disable-v2-manifest-paths");
+
+  auto input = OpenInput(args.Get("--input"));
+  if (!input.ok()) return ReportError(input.status());
+  auto ds = WriteDataset(*input, args.positional[0], params);
+  if (!ds.ok()) return ReportError(ds.status());
+  std::cout << "wrote version " << (*ds)->version() << " of " << args.positional[0] << ": "
+            << (*ds)->manifest().fragments.size() << " fragments, " << LiveRows(**ds) << " rows\n";
+  return kExitOk;
+}
+
+int RunDelete(const std::vector<std::string>& argv) {
+  constexpr const char* kUsage = "lance-cpp delete URI PRED";
+  Args args;
+  if (auto err = ParseArgs(argv, {}, {}, &args)) return ReportUsage(err->message, kUsage);
+  if (args.positional.size() != 2) return ReportUsage("delete takes a URI and a predicate", kUsage);
+  auto result = DeleteRows(args.positional[0], args.positional[1]);
+  if (!result.ok()) return ReportError(result.status());
+  if (!result->committed) {
+    std::cout << "deleted 0 rows; version " << result->version << " unchanged\n";
+  } else {
+    std::cout << "deleted " << result->num_deleted_rows << " rows; new version " << result->version << "\n";
+  }
+  return kExitOk;
+}
+
+int RunRestore(const std::vector<std::string>& argv) {
+  constexpr const char* kUsage = "lance-cpp restore URI VERSION";
+  Args args;
+  if (auto err = ParseArgs(argv, {}, {}, &args)) return ReportUsage(err->message, kUsage);
+  if (args.positional.size() != 2) return ReportUsage("restore takes a URI and a version", kUsage);
+  auto version = ParseU64(args.positional[1]);
+  if (!version) return ReportUsage("VERSION must be a version number, not '" + args.positional[1] + "'", kUsage);
+  auto result = RestoreVersion(args.positional[0], *version);
+  if (!result.ok()) return ReportError(result.status());
+  std::cout << "restored version " << *version << " as version " << *result << "\n";
+  return kExitOk;
+}
+
+// Both `tag URI create NAME VERSION` (the contract) and
+// `tag create URI NAME VERSION` are accepted.
+int RunTag(const std::vector<std::string>& argv) {
+  constexpr const char* kUsage =
+      "lance-cpp tag URI create NAME VERSION | tag URI delete NAME | tag URI list";
+  Args args;
+  if (auto err = ParseArgs(argv, {}, {}, &args)) return ReportUsage(err->message, kUsage);
+  auto& p = args.positional;
+  auto is_action = [](const std::string& s) { return s == "create" || s == "delete" || s == "list"; };
+  if (p.size() >= 2 && is_action(p[0]) && !is_action(p[1])) std::swap(p[0], p[1]);
+  if (p.size() < 2 || !is_action(p[1])) return ReportUsage("tag needs a URI and create, delete or list", kUsage);
+  const std::string& uri = p[0];
+  const std::string& action = p[1];
+  if (action == "create") {
+    if (p.size() != 4) return ReportUsage("tag create takes NAME and VERSION", kUsage);
+    auto version = ParseU64(p[3]);
+    if (!version) return ReportUsage("VERSION must be a version number, not '" + p[3] + "'", kUsage);
+    Status st = CreateTag(uri, p[2], *version);
+    if (!st.ok()) return ReportError(st);
+    std::cout << "created tag " << p[2] << " on version " << *version << "\n";
+    return kExitOk;
+  }
+  if (action == "delete") {
+    if (p.size() != 3) return ReportUsage("tag delete takes NAME", kUsage);
+    Status st = DeleteTag(uri, p[2]);
+    if (!st.ok()) return ReportError(st);
+    std::cout << "deleted tag " << p[2] << "\n";
+    return kExitOk;
+  }
+  if (p.size() != 2) return ReportUsage("tag list takes no more arguments", kUsage);
+  auto ds = Dataset::Open(uri);
+  if (!ds.ok()) return ReportError(ds.status());
+  auto tags = (*ds)->Tags();
+  if (!tags.ok()) return ReportError(tags.status());
+  for (const auto& [name, tag] : *tags) std::cout << name << " " << tag.version << "\n";
+  return kExitOk;
+}
+
+}  // namespace lance::cli
