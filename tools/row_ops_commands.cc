@@ -67,7 +67,11 @@ int RunUpdate(const std::vector<std::string>& argv) {
     if (eq == std::string::npos || eq == 0) {
       return ReportUsage("--set needs COL=EXPR, got '" + assignment + "'", kUpdateUsage);
     }
-    set.emplace_back(assignment.substr(0, eq), assignment.substr(eq + 1));
+    // "v = v + 1" as well as "v=v+1".
+    std::string column = assignment.substr(0, eq);
+    while (!column.empty() && column.back() == ' ') column.pop_back();
+    while (!column.empty() && column.front() == ' ') column.erase(column.begin());
+    set.emplace_back(column, assignment.substr(eq + 1));
   }
   Args args;
   if (auto err = ParseArgs(rest, {"--where"}, {}, &args)) return ReportUsage(err->message, kUpdateUsage);

@@ -1,7 +1,7 @@
 // Cleanup: versions older than a cutoff are removed (never the latest or a
 // tagged one), with every file that only removed versions reference. The
 // reference's safety rules: files newer than the oldest kept version are not
-// looked at, and a file no manifest mentions is removed only when it is over
+// looked at (unless an older version than a removed one is kept), and a file no manifest mentions is removed only when it is over
 // 7 days old (it may belong to a write in progress) or when asked to.
 #include <arrow/filesystem/filesystem.h>
 
@@ -101,6 +101,7 @@ Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_t
   ReferencedFiles verified;
   std::vector<table::ManifestLocation> old_manifests;
   std::optional<int64_t> earliest_kept;
+  std::optional<int64_t> latest_removed;
   LANCE_ASSIGN_OR_RAISE(auto locations, table::ListManifests(*store));
   for (const auto& location : locations) {
     LANCE_ASSIGN_OR_RAISE(auto version, txn::LoadVersion(*store, location));
@@ -111,6 +112,7 @@ Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_t
       earliest_kept = earliest_kept ? std::min(*earliest_kept, timestamp) : timestamp;
     } else {
       old_manifests.push_back(location);
+      latest_removed = latest_removed ? std::max(*latest_removed, timestamp) : timestamp;
     }
   }
 
@@ -124,6 +126,8 @@ Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_t
   selector.recursive = true;
   selector.allow_not_found = true;
   LANCE_ASSIGN_OR_RAISE(auto infos, fs->GetFileInfo(selector));
+  std::optional<int64_t> listing_cutoff = earliest_kept;
+  if (earliest_kept && latest_removed && *latest_removed > *earliest_kept) listing_cutoff.reset();
   const int64_t unverified_before = now - kUnverifiedThresholdDays * 24 * 3600 * kNanosPerSecond;
   for (const auto& info : infos) {
     if (!info.IsFile()) continue;
@@ -132,9 +136,11 @@ Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_t
     if (kind == Kind::kNone) continue;
     const int64_t mtime =
         std::chrono::duration_cast<std::chrono::nanoseconds>(info.mtime().time_since_epoch()).count();
-    // Files written after the oldest kept version may belong to it (or to
-    // a write in progress): never touched.
-    if (earliest_kept && mtime >= *earliest_kept) continue;
+    // Files written after the oldest kept version may belong to a write in
+    // progress: not touched, unless a removed version is newer than that
+    // (a tagged old version), whose files would otherwise stay orphaned.
+    // Index directories are always looked at.
+    if (listing_cutoff && kind != Kind::kIndex && mtime > *listing_cutoff) continue;
     if (Referenced(kind, relative, kept)) continue;
     const bool maybe_in_progress = !delete_unverified && mtime >= unverified_before;
     if (maybe_in_progress && !Referenced(kind, relative, verified)) continue;
