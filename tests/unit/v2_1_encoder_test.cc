@@ -454,9 +454,55 @@ TEST(EncoderV2_1, LowCardinalityValuesAreDictionaryEncoded) {
     ASSERT_TRUE(result.ok()) << result.status().ToString();
     EXPECT_TRUE(HasDictionary(result->columns[0].pages[0]));
     EXPECT_TRUE(result->decoded->Equals(*decimals));
-    auto nested = *arrow::json::ArrayFromJSONString(arrow::list(arrow::utf8()), R"([["a", "b"], null, [], ["b", null]])");
+    auto nested =
+        *arrow::json::ArrayFromJSONString(arrow::list(arrow::utf8()), R"([["a", "b"], null, [], ["b", null]])");
     nested = *arrow::Concatenate(arrow::ArrayVector(100, nested));
     ExpectRoundTrip(nested, version, 3);
+  }
+}
+
+TEST(EncoderV2_1, RequestedCompressionsRoundTrip) {
+  using Meta = std::map<std::string, std::string>;
+  for (auto version : {FileVersion::kV2_1, FileVersion::kV2_2}) {
+    RandomArrays gen(11);
+    arrow::Int32Builder small;
+    for (int i = 0; i < 5000; ++i) ASSERT_TRUE(i % 9 == 0 ? small.AppendNull().ok() : small.Append(i % 1000).ok());
+    auto ints = *small.Finish();
+    for (const Meta& meta : {Meta{{"lance-encoding:compression", "zstd"}},
+                             Meta{{"lance-encoding:compression", "lz4"}},
+                             Meta{{"lance-encoding:compression", "zstd"}, {"lance-encoding:compression-level", "7"}},
+                             Meta{{"lance-encoding:compression", "zstd"}, {"lance-encoding:bss", "off"}}}) {
+      auto result = EncodeDecode(ints, version, 3, {}, meta);
+      ASSERT_TRUE(result.ok()) << result.status().ToString();
+      EXPECT_TRUE(result->decoded->Equals(*ints));
+    }
+    auto result = EncodeDecode(ints, version, 1, {}, {{"lance-encoding:compression", "zstd"}});
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "other");  // general over byte-stream-split
+    for (auto type : {arrow::float64(), arrow::boolean(), arrow::utf8(), arrow::large_binary(),
+                      arrow::list(arrow::float32()), arrow::fixed_size_list(arrow::float32(), 4)}) {
+      auto array = gen.Make(type, 4000, 0.1);
+      for (const Meta& meta : {Meta{{"lance-encoding:compression", "zstd"}, {"lance-encoding:bss", "on"}},
+                               Meta{{"lance-encoding:compression", "lz4"}},
+                               Meta{{"lance-encoding:compression", "fsst"}}}) {
+        ExpectRoundTrip(array, version, 2, {}, meta);
+        if (HasFatalFailure()) return;
+      }
+    }
+    // Wide values zstd-compressed one by one (requested, or over 32 KiB).
+    gen.max_string_ = 700;
+    auto wide = gen.Make(arrow::utf8(), 300, 0.1);
+    result = EncodeDecode(wide, version, 2, {}, {{"lance-encoding:compression", "lz4"}});
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(LayoutOf(result->columns[0].pages[0]), "full_zip");
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "other");
+    EXPECT_TRUE(result->decoded->Equals(*wide));
+    gen.max_string_ = 70000;
+    auto huge = gen.Make(arrow::large_utf8(), 6, 0.2);
+    ExpectRoundTrip(huge, version, 2);
+    auto bad = EncodeDecode(ints, version, 1, {}, {{"lance-encoding:compression", "snappy"}});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.status().message().find("snappy"), std::string::npos);
   }
 }
 

@@ -73,6 +73,11 @@ Status ContainerWriter::WriteU64(uint64_t v) {
   return WriteRaw(bytes, 8);
 }
 
+Status ContainerWriter::WriteOutOfLine(const OutOfLineBuffers& buffers) {
+  for (const auto& b : buffers.buffers()) LANCE_RETURN_NOT_OK(WritePadded(b->data(), static_cast<uint64_t>(b->size())));
+  return Status::OK();
+}
+
 Status ContainerWriter::WritePage(const EncodedPage& page) {
   if (page.column_index >= columns_.size()) {
     return Status::Invalid("writing ", name_, ": page for column ", page.column_index, " but the file has ",

@@ -34,6 +34,9 @@ class ContainerWriter {
   ContainerWriter(std::shared_ptr<arrow::io::OutputStream> out, std::string name, uint32_t num_columns,
                   FileVersion version);
 
+  /// Writes buffers stored outside pages, each padded to 64 bytes, at the
+  /// positions an OutOfLineBuffers started at position() promised.
+  Status WriteOutOfLine(const OutOfLineBuffers& buffers);
   /// Writes the page's buffers and records it in its column's metadata.
   Status WritePage(const EncodedPage& page);
   /// Writes the column-level buffers and the column encoding of `column`.

@@ -34,6 +34,27 @@ struct EncodedColumn {
   std::vector<std::shared_ptr<arrow::Buffer>> buffers;
 };
 
+/// Buffers a field stores outside its pages (blob values), with the file
+/// positions they will have: the writer writes them, each padded to 64
+/// bytes, before the pages of the same Write (or Flush).
+class OutOfLineBuffers {
+ public:
+  explicit OutOfLineBuffers(uint64_t position) : position_(position) {}
+  /// Returns the position `buffer` will be written at.
+  uint64_t Add(std::shared_ptr<arrow::Buffer> buffer) {
+    const uint64_t at = position_;
+    const uint64_t size = static_cast<uint64_t>(buffer->size());
+    position_ += size + (64 - size % 64) % 64;
+    buffers_.push_back(std::move(buffer));
+    return at;
+  }
+  const std::vector<std::shared_ptr<arrow::Buffer>>& buffers() const { return buffers_; }
+
+ private:
+  uint64_t position_;
+  std::vector<std::shared_ptr<arrow::Buffer>> buffers_;
+};
+
 struct EncoderOptions {
   FileVersion version = FileVersion::kV2_2;
   uint64_t cache_bytes_per_column = 8 * 1024 * 1024;
@@ -53,6 +74,13 @@ class FieldEncoder {
   virtual Result<std::vector<EncodedPage>> Flush() = 0;
   /// One entry per column, after Flush.
   virtual Result<std::vector<EncodedColumn>> FinishColumns() = 0;
+
+  /// Where the next Append or Flush puts out-of-line buffers (set by the
+  /// writer before each call; null when none may be made).
+  void set_out_of_line_buffers(OutOfLineBuffers* buffers) { out_of_line_ = buffers; }
+
+ protected:
+  OutOfLineBuffers* out_of_line_ = nullptr;
 };
 
 /// 2.0 encoders (src/lance/file/v2_0/).

@@ -46,10 +46,9 @@ Status CheckType(const Field& field, const arrow::DataType& type, const std::str
     return Status::TypeError("field '", path, "' has type ", type.ToString(), " (", *logical,
                              ") but the file schema says ", field.logical_type);
   }
-  if (type.id() == arrow::Type::DICTIONARY) return Status::OK();
-  // A fixed-size list of non-structs has no child field; its logical type
-  // already names the item type and dimension.
-  if (type.id() == arrow::Type::FIXED_SIZE_LIST && field.children.empty()) return Status::OK();
+  // Fixed-size lists of primitives and dictionaries keep their item type in
+  // the logical type string and have no child fields.
+  if (type.id() == arrow::Type::DICTIONARY || field.children.empty()) return Status::OK();
   if (static_cast<size_t>(type.num_fields()) != field.children.size()) {
     return Status::TypeError("field '", path, "' has ", type.num_fields(), " children but the file schema has ",
                              field.children.size());
@@ -105,17 +104,25 @@ Status ValidateSchema(const Schema& schema, const std::string& name) {
   return Status::OK();
 }
 
-Result<std::shared_ptr<arrow::io::OutputStream>> OpenOutput(const std::string& path) {
+struct Output {
+  std::shared_ptr<arrow::fs::FileSystem> fs;
+  std::string path;  // inside fs
+  std::shared_ptr<arrow::io::OutputStream> stream;
+};
+
+Result<Output> OpenOutput(const std::string& path) {
   std::string location = path;
   if (path.find("://") == std::string::npos && !path.empty() && path.front() != '/') {
     location = std::filesystem::absolute(path).lexically_normal().string();
   }
-  std::string inner;
-  auto fs = arrow::fs::FileSystemFromUriOrPath(location, &inner);
+  Output out;
+  auto fs = arrow::fs::FileSystemFromUriOrPath(location, &out.path);
   if (!fs.ok()) return Status::Invalid("cannot create ", path, ": ", fs.status().message());
-  auto out = (*fs)->OpenOutputStream(inner);
-  if (!out.ok()) return out.status().WithMessage("cannot create ", path, ": ", out.status().message());
-  return *out;
+  out.fs = *fs;
+  auto stream = out.fs->OpenOutputStream(out.path);
+  if (!stream.ok()) return stream.status().WithMessage("cannot create ", path, ": ", stream.status().message());
+  out.stream = *stream;
+  return out;
 }
 
 }  // namespace
@@ -203,8 +210,12 @@ Result<std::unique_ptr<FileWriter>> FileWriter::Open(const std::string& path, co
   }
   LANCE_RETURN_NOT_OK(ValidateSchema(schema, path));
   LANCE_ASSIGN_OR_RAISE(auto out, OpenOutput(path));
-  auto writer = Open(out, path, schema, std::move(options));
-  if (!writer.ok()) (void)out->Close();
+  auto writer = Open(out.stream, path, schema, std::move(options));
+  if (!writer.ok()) {
+    // Nothing was written: leave no empty file behind.
+    (void)out.stream->Close();
+    (void)out.fs->DeleteFile(out.path);
+  }
   return writer;
 }
 
@@ -248,8 +259,11 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
   // Every field is encoded before any page is written; pages go out in
   // field order, as the reference drains its encode tasks.
   std::vector<file::EncodedPage> pages;
+  file::OutOfLineBuffers out_of_line(impl_->container->position());
   for (size_t i = 0; i < arrays.size(); ++i) {
+    impl_->encoders[i]->set_out_of_line_buffers(&out_of_line);
     auto ready = impl_->encoders[i]->Append(arrays[i]);
+    impl_->encoders[i]->set_out_of_line_buffers(nullptr);
     if (!ready.ok()) {
       return impl_->Fail(ready.status().WithMessage("writing ", impl_->name, ", field '", fields[i].name,
                                                     "': ", ready.status().message()));
@@ -257,7 +271,8 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
     for (auto& p : *ready) pages.push_back(std::move(p));
   }
   impl_->rows_written += num_rows;
-  Status st = impl_->WritePages(pages);
+  Status st = impl_->container->WriteOutOfLine(out_of_line);
+  if (st.ok()) st = impl_->WritePages(pages);
   if (!st.ok()) return impl_->Fail(st);
   return Status::OK();
 }
@@ -275,12 +290,16 @@ Result<uint64_t> FileWriter::Finish() {
     return impl.Fail(st.WithMessage("finishing ", impl.name, where, ": ", st.message()));
   };
   std::vector<file::EncodedPage> pages;
+  file::OutOfLineBuffers out_of_line(impl.container->position());
   for (size_t i = 0; i < impl.encoders.size(); ++i) {
+    impl.encoders[i]->set_out_of_line_buffers(&out_of_line);
     auto flushed = impl.encoders[i]->Flush();
+    impl.encoders[i]->set_out_of_line_buffers(nullptr);
     if (!flushed.ok()) return fail(flushed.status(), ", field '" + impl.schema.fields[i].name + "'");
     for (auto& p : *flushed) pages.push_back(std::move(p));
   }
-  Status st = impl.WritePages(pages);
+  Status st = impl.container->WriteOutOfLine(out_of_line);
+  if (st.ok()) st = impl.WritePages(pages);
   if (!st.ok()) return impl.Fail(st);
 
   uint32_t column = 0;

@@ -172,6 +172,34 @@ const Field* FindById(const std::vector<Field>& fields, int32_t id) {
   return nullptr;
 }
 
+// The legacy column encoding the reference records for every field it
+// builds from Arrow (files of every version carry it): plain for fixed-stride
+// types and list offsets, var-binary for strings and binaries, dictionary.
+int32_t LegacyEncodingOf(const arrow::DataType& type) {
+  constexpr int32_t kPlain = 1, kVarBinary = 2, kDictionary = 3;
+  switch (type.id()) {
+    case arrow::Type::STRING:
+    case arrow::Type::LARGE_STRING:
+    case arrow::Type::BINARY:
+    case arrow::Type::LARGE_BINARY:
+      return kVarBinary;
+    case arrow::Type::DICTIONARY:
+      return kDictionary;
+    case arrow::Type::LIST:
+    case arrow::Type::LARGE_LIST:
+    case arrow::Type::FIXED_SIZE_LIST:
+    case arrow::Type::FIXED_SIZE_BINARY:
+      return kPlain;
+    case arrow::Type::NA:
+    case arrow::Type::INTERVAL_MONTHS:
+    case arrow::Type::INTERVAL_DAY_TIME:
+    case arrow::Type::INTERVAL_MONTH_DAY_NANO:
+      return 0;
+    default:
+      return arrow::is_fixed_width(type.id()) ? kPlain : 0;
+  }
+}
+
 Result<Field> FieldFromArrow(const arrow::Field& af, int32_t parent_id, int32_t* next_id) {
   Field field;
   field.name = af.name();
@@ -197,6 +225,7 @@ Result<Field> FieldFromArrow(const arrow::Field& af, int32_t parent_id, int32_t*
   } else {
     LANCE_ASSIGN_OR_RAISE(field.logical_type, LogicalTypeFromArrow(*type));
   }
+  field.encoding = LegacyEncodingOf(*type);
   std::vector<std::shared_ptr<arrow::Field>> children;
   switch (type->id()) {
     case arrow::Type::STRUCT:

@@ -70,7 +70,8 @@ class StructuralFieldEncoder : public FieldEncoder {
       leaf.rep.insert(leaf.rep.end(), shredded->rep.begin(), shredded->rep.end());
       leaf.def.insert(leaf.def.end(), shredded->def.begin(), shredded->def.end());
       auto size = arrow::util::ReferencedBufferSize(*shredded->values);
-      leaf.bytes += (size.ok() ? static_cast<uint64_t>(*size) : 0) + shredded->def.size() * 2 + shredded->rep.size() * 2;
+      const uint64_t value_bytes = size.ok() ? static_cast<uint64_t>(*size) : 0;
+      leaf.bytes += value_bytes + (shredded->def.size() + shredded->rep.size()) * 2;
       leaf.values.push_back(std::move(shredded->values));
       leaf.rows += shredded->num_rows;
       if (leaf.bytes >= options_.cache_bytes_per_column) LANCE_RETURN_NOT_OK(FlushLeaf(i, &pages));
@@ -121,8 +122,9 @@ class StructuralFieldEncoder : public FieldEncoder {
                                       leaf.rows));
     }
     const uint64_t max_page = std::max<uint64_t>(options_.max_page_bytes, 1);
-    const uint64_t num_pages = std::min<uint64_t>((leaf.bytes + max_page - 1) / max_page, leaf.rows);
-    const uint64_t rows_per_page = (leaf.rows + std::max<uint64_t>(num_pages, 1) - 1) / std::max<uint64_t>(num_pages, 1);
+    const uint64_t num_pages =
+        std::max<uint64_t>(std::min<uint64_t>((leaf.bytes + max_page - 1) / max_page, leaf.rows), 1);
+    const uint64_t rows_per_page = (leaf.rows + num_pages - 1) / num_pages;
     uint64_t value_pos = 0;
     for (uint64_t row = 0; row < leaf.rows; row += rows_per_page) {
       const uint64_t rows = std::min(rows_per_page, leaf.rows - row);
@@ -180,7 +182,8 @@ Result<std::unique_ptr<FieldEncoder>> MakeFieldEncoderV2_1(const Field& field, u
     leaf.path = std::move(path);
     leaves.push_back(std::move(leaf));
   }
-  return std::unique_ptr<FieldEncoder>(new StructuralFieldEncoder(field.name, std::move(leaves), first_column, options));
+  return std::unique_ptr<FieldEncoder>(
+      new StructuralFieldEncoder(field.name, std::move(leaves), first_column, options));
 }
 
 }  // namespace lance::file

@@ -1,0 +1,148 @@
+#include "lance/file/v2_1/encode_dictionary.h"
+
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "lance/file/v2_1/encode_chunks.h"
+
+namespace lance::file::v2_1::encode {
+
+// Pages with fewer values are never dictionary encoded.
+constexpr uint64_t kDictMinValues = 100;
+
+namespace {
+
+// Fixed-width values the reference dictionary-encodes: 128-bit ones (2.1)
+// and also 64-bit ones (2.2).
+bool DictionaryEligibleWidth(const PageValues& values, FileVersion version) {
+  if (values.kind != PageValues::Kind::kFixed || !values.fsl.empty()) return false;
+  return values.bits_per_value == 128 || (values.bits_per_value == 64 && version >= FileVersion::kV2_2);
+}
+
+// Distinct values (exact; the reference estimates them with a HyperLogLog).
+uint64_t Cardinality(const PageValues& values) {
+  std::unordered_set<std::string_view> seen;
+  if (values.kind == PageValues::Kind::kVariable) {
+    const char* base = values.data && values.data->size() > 0 ? reinterpret_cast<const char*>(values.data->data())
+                                                             : "";
+    for (uint64_t i = 0; i < values.num_values; ++i) {
+      seen.emplace(base + values.offsets[i], values.offsets[i + 1] - values.offsets[i]);
+    }
+  } else {
+    const uint64_t width = values.bits_per_value / 8;
+    const char* base = reinterpret_cast<const char*>(values.data->data());
+    for (uint64_t i = 0; i < values.num_values; ++i) seen.emplace(base + i * width, width);
+  }
+  return seen.size();
+}
+
+// The reference's estimate: dictionary items plus 32-bit indices (offset-
+// sized for variable values) against the raw size, below dict-size-ratio.
+}  // namespace
+
+bool ShouldDictionaryEncode(const PageValues& values, FileVersion version, const CompressionParams& params) {
+  if (values.num_values < kDictMinValues) return false;
+  const bool variable = values.kind == PageValues::Kind::kVariable;
+  if (!variable && !DictionaryEligibleWidth(values, version)) return false;
+  const uint64_t n = values.num_values;
+  const uint64_t cardinality = Cardinality(values);
+  uint64_t data_size, estimate;
+  if (variable) {
+    const uint64_t offset_bytes = values.bits_per_offset / 8;
+    data_size = values.offsets.back() + (n + 1) * offset_bytes;
+    const uint64_t avg = data_size / n;
+    estimate = cardinality * avg + cardinality * offset_bytes + n * offset_bytes;
+  } else {
+    const uint64_t width = values.bits_per_value / 8;
+    data_size = n * width;
+    estimate = cardinality * width + n * 4;
+  }
+  return data_size > 0 && static_cast<double>(estimate) / static_cast<double>(data_size) < params.dict_size_ratio;
+}
+
+namespace {
+
+template <typename Index>
+void AppendIndex(std::string* out, uint64_t i) {
+  const Index v = static_cast<Index>(i);
+  out->append(reinterpret_cast<const char*>(&v), sizeof(Index));
+}
+
+}  // namespace
+
+Result<DictionaryPage> DictionaryEncode(const PageValues& values, FileVersion version) {
+  DictionaryPage out;
+  const uint64_t n = values.num_values;
+  std::unordered_map<std::string_view, uint64_t> ids;
+  std::string indices, dictionary;
+  out.indices.kind = PageValues::Kind::kFixed;
+  out.indices.num_values = n;
+  if (values.kind == PageValues::Kind::kVariable) {
+    // Indices are 32-bit even for 64-bit offsets (as pylance 14 writes them).
+    const bool wide = false;
+    out.indices.bits_per_value = wide ? 64 : 32;
+    const char* base = values.data && values.data->size() > 0 ? reinterpret_cast<const char*>(values.data->data())
+                                                             : "";
+    std::vector<uint64_t> dict_offsets{0};
+    std::string dict_bytes;
+    for (uint64_t i = 0; i < n; ++i) {
+      std::string_view key(base + values.offsets[i], values.offsets[i + 1] - values.offsets[i]);
+      auto [it, inserted] = ids.emplace(key, ids.size());
+      if (inserted) {
+        dict_bytes.append(key);
+        dict_offsets.push_back(dict_bytes.size());
+      }
+      if (wide) {
+        AppendIndex<int64_t>(&indices, it->second);
+      } else {
+        AppendIndex<int32_t>(&indices, it->second);
+      }
+    }
+    // Block layout: [width][bytes start][offsets][bytes], u32 or u64 fields.
+    const uint64_t width = values.bits_per_offset / 8;
+    const uint64_t start = 2 * width + dict_offsets.size() * width;
+    auto put = [&](uint64_t v) { dictionary.append(reinterpret_cast<const char*>(&v), width); };
+    put(values.bits_per_offset);
+    put(start);
+    for (uint64_t o : dict_offsets) put(o);
+    dictionary += dict_bytes;
+    out.num_items = dict_offsets.size() - 1;
+    *out.dictionary_encoding.mutable_variable()->mutable_offsets() = FlatEncoding(values.bits_per_offset);
+  } else {
+    out.indices.bits_per_value = 32;
+    const uint64_t width = values.bits_per_value / 8;
+    const char* base = reinterpret_cast<const char*>(values.data->data());
+    for (uint64_t i = 0; i < n; ++i) {
+      std::string_view key(base + i * width, width);
+      auto [it, inserted] = ids.emplace(key, ids.size());
+      if (inserted) dictionary.append(key);
+      AppendIndex<int32_t>(&indices, it->second);
+    }
+    out.num_items = ids.size();
+    out.dictionary_encoding = FlatEncoding(values.bits_per_value);
+  }
+  out.indices.data = arrow::Buffer::FromString(std::move(indices));
+  if (version >= FileVersion::kV2_2) {
+    bool packed = false;
+    if (values.kind == PageValues::Kind::kFixed && values.bits_per_value == 64) {
+      std::string bitpacked;
+      pb21::CompressiveEncoding e;
+      LANCE_ASSIGN_OR_RAISE(packed, TryBitpackBlock64(dictionary, out.num_items, &bitpacked, &e));
+      if (packed) {
+        out.dictionary = std::move(bitpacked);
+        out.dictionary_encoding = std::move(e);
+      }
+    }
+    if (!packed) {
+      LANCE_ASSIGN_OR_RAISE(out.dictionary, comp::GeneralCompress(comp::GeneralCodec::kLz4, dictionary, std::nullopt));
+      out.dictionary_encoding =
+          GeneralEncoding(comp::GeneralCodec::kLz4, std::nullopt, std::move(out.dictionary_encoding));
+    }
+  } else {
+    out.dictionary = std::move(dictionary);
+  }
+  return out;
+}
+
+}  // namespace lance::file::v2_1::encode
