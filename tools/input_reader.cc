@@ -33,6 +33,8 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenInput(const std::string& p
     LANCE_ASSIGN_OR_RAISE(auto buf, file->ReadAt(0, 6));
     head = buf->ToString();
   }
+  // ReadAt leaves the position undefined for the stream readers below.
+  LANCE_RETURN_NOT_OK(file->Seek(0));
   auto wrap = [&](const Status& st, const char* what) {
     return Status::Invalid("cannot read input ", path, " as ", what, ": ", st.message());
   };

@@ -1,5 +1,8 @@
 // `lance-cpp write`, `delete`, `restore` and `tag`: the commands that commit.
+#include <unistd.h>
+
 #include <charconv>
+#include <chrono>
 #include <iostream>
 
 #include "cli.h"
@@ -34,7 +37,7 @@ int RunWrite(const std::vector<std::string>& argv) {
   constexpr const char* kUsage =
       "lance-cpp write URI --input FILE [--mode create|append|overwrite] "
       "[--data-storage-version 2.0|2.1|2.2] [--enable-stable-row-ids] [--enable-v2-manifest-paths] "
-      "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N]";
+      "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N] [--quiet]";
   Args args;
   if (auto err = ParseArgs(argv,
                            {"--input", "--mode", "--data-storage-version", "--max-rows-per-file",
@@ -79,9 +82,21 @@ int RunWrite(const std::vector<std::string>& argv) {
   }
   params.enable_v2_manifest_paths = !args.Has("--disable-v2-manifest-paths");
 
+  // A progress line on a terminal only, and not with --quiet.
+  const bool show_progress = !args.Has("--quiet") && ::isatty(STDERR_FILENO);
+  auto last = std::chrono::steady_clock::now();
+  if (show_progress) {
+    params.on_progress = [&](uint64_t rows) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last < std::chrono::milliseconds(200)) return;
+      last = now;
+      std::cerr << "\rwriting: " << rows << " rows" << std::flush;
+    };
+  }
   auto input = OpenInput(args.Get("--input"));
   if (!input.ok()) return ReportError(input.status());
   auto ds = WriteDataset(*input, args.positional[0], params);
+  if (show_progress) std::cerr << "\r\033[K" << std::flush;  // clear the progress line
   if (!ds.ok()) return ReportError(ds.status());
   std::cout << "wrote version " << (*ds)->version() << " of " << args.positional[0] << ": "
             << (*ds)->manifest().fragments.size() << " fragments, " << LiveRows(**ds) << " rows\n";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,6 +37,9 @@ struct WriteParams {
   /// Config entries to set on the new version (merged into existing config).
   std::map<std::string, std::string> config;
   FileWriterOptions file_options;
+  /// Called with the number of rows written so far, after each slice of
+  /// rows (at most max_rows_per_group); empty = no reports.
+  std::function<void(uint64_t rows_written)> on_progress;
 };
 
 /// Writes `data` to `uri` per `params.mode` and returns the new version.

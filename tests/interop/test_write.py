@@ -397,3 +397,93 @@ def test_racing_appends_from_two_processes(tmp_path):
     assert ds.version == 5
     assert ds.count_rows() == 30
     assert len({f.fragment_id for f in ds.get_fragments()}) == 5
+
+
+# --------------------------------------------------------------------------- #
+# Old datasets (fixtures): our delete equals pylance's delete on a copy
+# --------------------------------------------------------------------------- #
+
+OLD_DATASETS = ["v0.15.0/v1_with_files.lance", "v0.15.0/v2_with_files.lance", "v0.7.5/with_deletions",
+                "v0.18.2/index_no_details.lance", "v0.20.0/old_btree_bitmap_indices.lance"]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("name", OLD_DATASETS)
+def test_cpp_delete_on_old_datasets_matches_pylance(tmp_path, name):
+    from conftest import FIXTURES_ROOT
+    src = FIXTURES_ROOT / name
+    if not src.exists():
+        pytest.skip(f"fixture {name} not present")
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    shutil.copytree(src, ours)
+    shutil.copytree(src, theirs)
+    ds = lance.dataset(theirs)
+    table = ds.to_table()
+    column = next((f.name for f in table.schema if pa.types.is_integer(f.type)), None)
+    if column is None or table.num_rows < 2:
+        pytest.skip("no integer column to filter on")
+    value = sorted(v for v in table[column].to_pylist() if v is not None)[table.num_rows // 2]
+    pred = f"{column} < {value}"
+    ds.delete(pred)
+    _ok("delete", ours, pred)
+    a, b = lance.dataset(ours), lance.dataset(theirs)
+    assert a.version == b.version
+    assert a.to_table().equals(b.to_table())
+    assert a.count_rows() == b.count_rows()
+    assert [i["name"] for i in a.list_indices()] == [i["name"] for i in b.list_indices()]
+    assert a.data_storage_version == b.data_storage_version
+    # And both keep working with pylance on top.
+    a.delete(f"{column} = {value}")
+    assert _sorted_by(lance.dataset(ours).to_table(), column).equals(
+        _sorted_by(_scan(tmp_path, ours), column))
+
+
+def _sorted_by(t: pa.Table, column: str) -> pa.Table:
+    return t.sort_by(column)
+
+
+# --------------------------------------------------------------------------- #
+# Every key of `inspect --json` agrees with pylance's view of what we wrote
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("stable,v2names", LAYOUTS)
+def test_inspect_of_our_commits_matches_pylance_view(tmp_path, lance_cpp, stable, v2names):
+    from conftest import assert_view_matches, pylance_view
+    uri = tmp_path / "ds"
+    flags = ["--data-storage-version", "2.0", "--max-rows-per-file", "50"]
+    if stable:
+        flags.append("--enable-stable-row-ids")
+    if not v2names:
+        flags.append("--disable-v2-manifest-paths")
+    _cpp_write(tmp_path, uri, _table(0, 120), *flags)
+    _ok("delete", uri, "id < 10 OR id >= 100")
+    _ok("tag", uri, "create", "t", "1")
+    _ok("restore", uri, "2")
+    for version in (1, 2, 3):
+        actual = lance_cpp.inspect(uri, version=version)
+        expected = pylance_view(uri, version=version, next_row_id=120 if stable else None)
+        assert_view_matches(actual, expected, f"version {version}")
+
+
+def test_parquet_csv_input_and_byte_limit(tmp_path):
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+    table = _table(0, 5000).drop_columns(["pt"])
+    pq.write_table(table, tmp_path / "in.parquet")
+    pacsv.write_csv(table, tmp_path / "in.csv")
+    uri = tmp_path / "pq"
+    proc = _run("write", uri, "--input", tmp_path / "in.parquet", "--data-storage-version", "2.0",
+                "--max-bytes-per-file", "30000")
+    if proc.returncode != 0 and "no Parquet support" in proc.stderr:
+        pytest.skip("built without libparquet")
+    assert proc.returncode == 0, proc.stderr
+    ds = lance.dataset(uri)
+    assert ds.to_table().equals(table)
+    assert len(ds.get_fragments()) > 1  # split by bytes
+    uri = tmp_path / "csv"
+    _ok("write", uri, "--input", tmp_path / "in.csv", "--data-storage-version", "2.0")
+    got = lance.dataset(uri).to_table()
+    assert got["id"].to_pylist() == table["id"].to_pylist()
+    assert got["score"].to_pylist() == table["score"].to_pylist()
+    assert got.num_rows == 5000

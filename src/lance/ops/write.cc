@@ -95,11 +95,15 @@ class FragmentWriter {
   Status Write(std::shared_ptr<arrow::RecordBatch> batch) {
     while (batch->num_rows() > 0) {
       if (!writer_) LANCE_RETURN_NOT_OK(OpenFile());
-      const uint64_t room = params_.max_rows_per_file - rows_;
+      // At most one row group at a time, so the byte limit is checked often.
+      const uint64_t room = std::min(params_.max_rows_per_file - rows_,
+                                     std::max<uint64_t>(params_.max_rows_per_group, 1));
       const int64_t take = static_cast<int64_t>(std::min<uint64_t>(room, batch->num_rows()));
       auto part = batch->Slice(0, take);
       LANCE_RETURN_NOT_OK(writer_->Write(*part));
       rows_ += static_cast<uint64_t>(take);
+      total_rows_ += static_cast<uint64_t>(take);
+      if (params_.on_progress) params_.on_progress(total_rows_);
       bytes_ += static_cast<uint64_t>(arrow::util::TotalBufferSize(*part));
       batch = batch->Slice(take);
       if (rows_ >= params_.max_rows_per_file || bytes_ >= params_.max_bytes_per_file) {
@@ -138,6 +142,11 @@ class FragmentWriter {
     file.path = name_;
     FileFieldIds(schema_, file_options_.version, &file);
     std::tie(file.file_major_version, file.file_minor_version) = writer_->version_pair();
+    // A 2.0 file's footer says 0.3; the manifest records 2.0, as pylance 14 does.
+    if (file.file_major_version == 0 && file.file_minor_version == 3) {
+      file.file_major_version = 2;
+      file.file_minor_version = 0;
+    }
     writer_.reset();
     LANCE_ASSIGN_OR_RAISE(int64_t size, store_.Size(std::string(kDataDir) + "/" + name_));
     file.file_size_bytes = static_cast<uint64_t>(size);
@@ -156,6 +165,7 @@ class FragmentWriter {
   std::string name_;
   uint64_t rows_ = 0;
   uint64_t bytes_ = 0;
+  uint64_t total_rows_ = 0;
   std::vector<Fragment> fragments_;
   std::vector<std::string> created_;
 };

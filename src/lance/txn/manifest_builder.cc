@@ -174,7 +174,9 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
   m.index_section.reset();
   m.transaction_section.reset();
   m.data_file_format = "lance";
-  if (m.data_storage_version.empty()) {
+  // A dataset whose manifest does not record its storage version (written
+  // before 0.10) keeps not recording it: readers infer it from the files.
+  if (m.data_storage_version.empty() && !in.base) {
     m.data_storage_version =
         options.data_storage_version.empty() ? kDefaultDataStorageVersion : options.data_storage_version;
   }
