@@ -84,23 +84,39 @@ int RunUpdate(const std::vector<std::string>& argv) {
 }
 
 int RunMergeInsert(const std::vector<std::string>& argv) {
-  // The by-source delete takes an optional predicate: the next argument
-  // unless it is another option.
+  // The by-source delete takes an optional predicate: the argument after
+  // it, when the command line has one positional more than the URI.
+  const std::vector<std::string> values = {"--on", "--input"};
+  const std::vector<std::string> switches = {"--when-matched-update-all", "--when-not-matched-insert-all",
+                                             "--when-not-matched-by-source-delete"};
+  Args trial;
+  std::vector<std::string> plain;
+  for (const auto& a : argv) {
+    if (a.rfind("--when-not-matched-by-source-delete=", 0) != 0) plain.push_back(a);
+  }
+  if (auto err = ParseArgs(plain, values, switches, &trial)) return ReportUsage(err->message, kMergeInsertUsage);
   MergeInsertParams params;
   std::vector<std::string> rest;
   for (size_t i = 0; i < argv.size(); ++i) {
     if (argv[i] == "--when-not-matched-by-source-delete") {
       params.when_not_matched_by_source_delete = true;
-      if (i + 1 < argv.size() && argv[i + 1].rfind("--", 0) != 0 && !rest.empty()) {
+      if (trial.positional.size() == 2 && i + 1 < argv.size() && argv[i + 1].rfind("--", 0) != 0) {
         params.when_not_matched_by_source_predicate = argv[++i];
       }
     } else {
       rest.push_back(argv[i]);
     }
   }
+  // The "--flag=PRED" form.
+  const std::string inline_delete = "--when-not-matched-by-source-delete=";
+  std::erase_if(rest, [&](const std::string& a) {
+    if (a.rfind(inline_delete, 0) != 0) return false;
+    params.when_not_matched_by_source_delete = true;
+    params.when_not_matched_by_source_predicate = a.substr(inline_delete.size());
+    return true;
+  });
   Args args;
-  if (auto err = ParseArgs(rest, {"--on", "--input"},
-                           {"--when-matched-update-all", "--when-not-matched-insert-all"}, &args)) {
+  if (auto err = ParseArgs(rest, values, switches, &args)) {
     return ReportUsage(err->message, kMergeInsertUsage);
   }
   if (args.positional.size() != 1) return ReportUsage("merge-insert takes exactly one URI", kMergeInsertUsage);

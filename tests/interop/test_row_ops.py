@@ -105,6 +105,23 @@ def assert_same(lance_cpp, ours: Path, theirs: Path, stable: bool, tmp_path: Pat
         assert rc == ra
 
 
+def assert_same_transaction(ours: Path, theirs: Path) -> None:
+    """The latest versions were committed by the same kind of Update."""
+    a = lance.dataset(ours)
+    b = lance.dataset(theirs)
+    ta = a.read_transaction(a.version).operation
+    tb = b.read_transaction(b.version).operation
+    assert type(ta) is type(tb)
+    for name in ("fields_modified", "update_mode"):
+        assert getattr(ta, name) == getattr(tb, name), name
+    assert sorted(ta.fields_for_preserving_frag_bitmap) == sorted(tb.fields_for_preserving_frag_bitmap)
+    assert sorted(ta.removed_fragment_ids) == sorted(tb.removed_fragment_ids)
+    assert (sorted((f.id, f.deletion_file.num_deleted_rows) for f in ta.updated_fragments)
+            == sorted((f.id, f.deletion_file.num_deleted_rows) for f in tb.updated_fragments))
+    assert (sum(f.physical_rows for f in ta.new_fragments)
+            == sum(f.physical_rows for f in tb.new_fragments))
+
+
 def further_pylance_changes(path: Path, seed: int) -> None:
     """What pylance does to a dataset after lance-cpp changed it."""
     ds = lance.dataset(path)
@@ -126,6 +143,7 @@ def test_update(pair, lance_cpp, tmp_path):
                                             where="id % 3 = 0 AND id < 700")
     assert int(proc.stdout.strip()) == expected["num_rows_updated"] > 0
     assert_same(lance_cpp, ours, theirs, stable, tmp_path)
+    assert_same_transaction(ours, theirs)
     if stable:
         # Updated rows kept their row ids.
         after = lance.dataset(ours).to_table(columns=["id"], with_row_id=True)
@@ -183,6 +201,7 @@ def test_merge_insert(pair, lance_cpp, tmp_path, mode):
     }
     # Inserted rows get fresh ids in both, not necessarily the same ones.
     assert_same(lance_cpp, ours, theirs, stable, tmp_path, same_row_ids=False)
+    assert_same_transaction(ours, theirs)
     if stable:
         after = row_ids_by_key(lance.dataset(ours).to_table(columns=["id"], with_row_id=True))
         for key, row_id in after.items():
@@ -238,6 +257,25 @@ def test_duplicate_source_keys(tmp_path, lance_cpp):
     assert sorted(p.relative_to(path) for p in path.rglob("*")) == files
 
 
+@pytest.mark.parametrize("form", ["uri-last", "inline"])
+def test_merge_insert_delete_predicate_forms(tmp_path, lance_cpp, form):
+    path = tmp_path / "m.lance"
+    pylance_dataset(path, "2.2", False)
+    source = make_rows([1, 2, 3], 5)
+    source_path = tmp_path / "src.arrow"
+    with pa.OSFile(str(source_path), "wb") as f, pa.ipc.new_file(f, source.schema) as w:
+        w.write_table(source)
+    common = ["--on", "id", "--input", source_path]
+    if form == "uri-last":
+        args = ["merge-insert", *common, "--when-not-matched-by-source-delete", "id < 20", path]
+    else:
+        args = ["merge-insert", path, *common, "--when-not-matched-by-source-delete=id < 20"]
+    proc = lance_cpp.run_ok(*args)
+    # ids 0..19 without 9 and 19 (deleted before) and without the matched 1, 2, 3.
+    assert proc.stdout.split() == ["inserted", "0", "updated", "0", "deleted", "15"]
+    assert sorted(lance.dataset(path).to_table(filter="id < 20")["id"].to_pylist()) == [1, 2, 3]
+
+
 def test_bad_update_arguments(tmp_path, lance_cpp):
     path = tmp_path / "b.lance"
     pylance_dataset(path, "2.1", False)
@@ -245,6 +283,21 @@ def test_bad_update_arguments(tmp_path, lance_cpp):
     assert_clean_failure(lance_cpp.run("update", path, "--set", "v = v +"), "v +")
     assert_clean_failure(lance_cpp.run("update", path, "--set", "v = 1", "--where", "id >"), "id >")
     assert lance_cpp.run("update", path).returncode == 2
+    source_path = tmp_path / "src.arrow"
+    with pa.OSFile(str(source_path), "wb") as f, pa.ipc.new_file(f, make_rows([1], 0).schema) as w:
+        w.write_table(make_rows([1], 0))
+    assert_clean_failure(lance_cpp.run("merge-insert", path, "--on", "nokey", "--input", source_path,
+                                       "--when-matched-update-all"), "nokey")
+    assert_clean_failure(lance_cpp.run("merge-insert", path, "--on", "id", "--input", tmp_path / "missing.arrow",
+                                       "--when-matched-update-all"), "missing.arrow")
+    narrow = pa.table({"id": pa.array([1], pa.int64())})
+    with pa.OSFile(str(source_path), "wb") as f, pa.ipc.new_file(f, narrow.schema) as w:
+        w.write_table(narrow)
+    assert_clean_failure(lance_cpp.run("merge-insert", path, "--on", "id", "--input", source_path,
+                                       "--when-matched-update-all"), "'v'")
+    assert lance_cpp.run("merge-insert", path, "--input", source_path).returncode == 2
+    assert_clean_failure(lance_cpp.run("cleanup", tmp_path / "nowhere", "--older-than", "0"), "nowhere")
+    assert lance_cpp.run("cleanup", path, "--older-than", "soon").returncode == 2
     assert len(lance.dataset(path).versions()) == 2
 
 

@@ -252,7 +252,8 @@ Result<MergeInsertResult> MergeInsert(const std::string& uri,
   op.updated_fragments = deletions->updated_fragments;
   op.new_fragments = std::move(updated_fragments);
   for (auto& f : *inserted) op.new_fragments.push_back(std::move(f));
-  for (const auto& field : dataset->manifest().schema.fields) {
+  // Every field id, nested ones included, as pylance 14 records it.
+  for (const auto& field : dataset->manifest().schema.FieldsPreOrder()) {
     op.fields_for_preserving_frag_bitmap.push_back(static_cast<uint32_t>(field.id));
   }
   op.mode = txn::Update::Mode::kRewriteRows;

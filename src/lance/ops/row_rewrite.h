@@ -26,6 +26,7 @@ inline constexpr uint64_t kMaxRowsPerFile = 1024 * 1024;
 
 /// Writes rows (top-level fields of `schema`, in order) into new data files
 /// under data/, one fragment per file. Fragments come back without ids.
+/// Not thread-safe.
 class NewFragmentWriter {
  public:
   NewFragmentWriter(const io::ObjectStore& store, Schema schema, std::string storage_version,
