@@ -276,6 +276,30 @@ def test_merge_insert_delete_predicate_forms(tmp_path, lance_cpp, form):
     assert sorted(lance.dataset(path).to_table(filter="id < 20")["id"].to_pylist()) == [1, 2, 3]
 
 
+def test_merge_insert_composite_keys_with_nulls(tmp_path, lance_cpp):
+    """Two key columns, a string one; a null in a key matches nothing."""
+    ours = tmp_path / "ours.lance"
+    theirs = tmp_path / "theirs.lance"
+    pylance_dataset(ours, "2.2", True)
+    shutil.copytree(ours, theirs)
+    source = make_rows([0, 1, 11, 22, 33, 44, 2000], 0)  # the target has s null for 0, 11, 22, 33, 44
+    source = source.set_column(2, "s", pa.array([None, "s1-0", None, "s22-0", "zz", None, None]))
+    source = source.set_column(1, "v", pa.array([-1, -2, -3, -4, -5, -6, -7], pa.int32()))
+    source_path = tmp_path / "src.arrow"
+    with pa.OSFile(str(source_path), "wb") as f, pa.ipc.new_file(f, source.schema) as w:
+        w.write_table(source)
+    proc = lance_cpp.run_ok("merge-insert", ours, "--on", "id,s", "--input", source_path,
+                            "--when-matched-update-all", "--when-not-matched-insert-all")
+    expected = (lance.dataset(theirs).merge_insert(["id", "s"]).when_matched_update_all()
+                .when_not_matched_insert_all().execute(source))
+    assert proc.stdout.split() == ["inserted", str(expected["num_inserted_rows"]),
+                                   "updated", str(expected["num_updated_rows"]),
+                                   "deleted", str(expected["num_deleted_rows"])]
+    assert expected["num_updated_rows"] == 1
+    keys = [("id", "ascending"), ("v", "ascending")]
+    assert lance.dataset(ours).to_table().sort_by(keys).equals(lance.dataset(theirs).to_table().sort_by(keys))
+
+
 def test_bad_update_arguments(tmp_path, lance_cpp):
     path = tmp_path / "b.lance"
     pylance_dataset(path, "2.1", False)
