@@ -203,7 +203,7 @@ TEST_F(CommitTest, DeleteReplacesAndRemovesFragments) {
 TEST_F(CommitTest, RestoreCopiesTheOldVersion) {
   ASSERT_TRUE(Create({HandMade("f0", 10)}).ok());
   ASSERT_TRUE(txn::Commit(*store_, txn::Transaction::Make(1, txn::Append{{HandMade("f1", 3)}})).ok());
-  auto r = txn::Commit(*store_, txn::Transaction::Make(2, txn::Restore{1}));
+  auto r = txn::Commit(dir_.string(), txn::Transaction::Make(2, txn::Restore{1}));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->version, 3u);
   const Manifest& m = Load(3).manifest;
@@ -311,6 +311,8 @@ TEST_F(CommitTest, RacingDeletesOfOneFragmentConflict) {
   auto append = txn::Commit(*store_, txn::Transaction::Make(1, txn::Append{{HandMade("x", 1)}}));
   ASSERT_TRUE(append.ok()) << append.status().ToString();
   EXPECT_TRUE(Load(3).manifest.fragments[0].deletion_file.has_value());
+  // The losers left no transaction file behind: one per version.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "_transactions"), {}), 3);
 }
 
 TEST_F(CommitTest, AppendAfterOverwriteConflicts) {

@@ -105,9 +105,15 @@ Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predi
   }
   if (result.num_deleted_rows == 0) return result;  // nothing matched: no new version
 
+  std::vector<std::string> written;
+  for (const auto& f : op.updated_fragments) written.push_back(f.deletion_file->RelativePath(f.id));
   auto t = txn::Transaction::Make(read_version, std::move(op));
-  LANCE_ASSIGN_OR_RAISE(auto committed, txn::Commit(*store, std::move(t)));
-  result.version = committed.version;
+  auto committed = txn::Commit(*store, std::move(t));
+  if (!committed.ok()) {
+    for (const auto& path : written) (void)store->Delete(path);  // no manifest refers to them
+    return committed.status();
+  }
+  result.version = committed->version;
   result.committed = true;
   return result;
 }

@@ -213,6 +213,10 @@ Result<CommitResult> Commit(const io::ObjectStore& store, Transaction txn, const
       LANCE_ASSIGN_OR_RAISE(auto committed, table::ParseManifestFile(bytes, path, table::FlagCheck::kNone));
       return CommitResult{version, path, std::move(committed.manifest)};
     }
+    if (!put.IsAlreadyExists() || !is_append) {
+      // Nothing refers to the transaction file now; an Append rewrites it.
+      (void)store.Delete(std::string(kTransactionsDir) + "/" + txn.FileName());
+    }
     if (!put.IsAlreadyExists()) return put;
     if (!base) {
       return CommitConflict("dataset " + store.uri() + " was created concurrently by another writer");
@@ -227,6 +231,11 @@ Result<CommitResult> Commit(const io::ObjectStore& store, Transaction txn, const
   }
   return CommitConflict("failed to commit " + std::string(OperationName(txn.operation)) + " to " +
                         store.uri() + " after " + std::to_string(attempts) + " attempts");
+}
+
+Result<CommitResult> Commit(const std::string& uri, Transaction txn, const CommitOptions& options) {
+  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
+  return Commit(*store, std::move(txn), options);
 }
 
 }  // namespace lance::txn

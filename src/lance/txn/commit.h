@@ -63,6 +63,9 @@ struct CommitResult {
 Result<CommitResult> Commit(const io::ObjectStore& store, Transaction txn,
                             const CommitOptions& options = {});
 
+/// The same on the dataset at `uri` (a local path or an arrow::fs URI).
+Result<CommitResult> Commit(const std::string& uri, Transaction txn, const CommitOptions& options = {});
+
 /// Whether `status` is a commit conflict (nothing was committed).
 bool IsCommitConflict(const Status& status);
 Status CommitConflict(const std::string& message);
