@@ -324,3 +324,27 @@ def _leaf_names(schema):
 
 # Leaf columns where our choice still differs from pylance's (see the report).
 KNOWN_DIFFERENCES: set[str] = set()
+
+
+def runs_table(n: int = 20000) -> pa.Table:
+    rng = np.random.default_rng(3)
+    return pa.table({
+        "r32": pa.array(np.repeat(rng.integers(0, 5, n // 37 + 1), 37)[:n], pa.int32()),
+        "r8": pa.array(np.repeat(rng.integers(0, 5, n // 300 + 1), 300)[:n], pa.uint8()),
+        "r64": pa.array(np.repeat(rng.integers(0, 10**12, n // 5 + 1), 5)[:n], pa.int64()),
+    })
+
+
+# Byte identity with pylance is a later goal; these inputs already get it
+# (no FSST, no general compression, no 128-bit dictionary estimate, one page
+# per column) and must keep it.
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("which", ["choices", "runs"])
+def test_same_bytes_as_pylance(tmp_path, version, which):
+    table = {"choices": choices_table, "runs": runs_table}[which]()
+    out = _lance_cpp_write(tmp_path, table, version, 5000)
+    ref = tmp_path / f"py-{version}.lance"
+    with LanceFileWriter(str(ref), table.schema, version=version) as w:
+        for b in table.to_batches(max_chunksize=5000):
+            w.write_batch(b)
+    assert out.read_bytes() == ref.read_bytes()

@@ -271,7 +271,7 @@ Result<std::string> LevelCompression::Compress(const uint16_t* levels, uint64_t 
 namespace {
 
 // RLE chunks hold at most this many values (the reference's cap).
-constexpr uint64_t kMaxRleChunkValues = 2048;
+constexpr uint64_t kMaxRleChunkValues = 4096;
 
 template <typename T>
 uint64_t CountRuns(const T* v, uint64_t n) {
@@ -457,21 +457,24 @@ Status WrapGeneral(MiniCompressed* compressed, comp::GeneralCodec codec, std::op
 namespace {
 
 // The end (index into offsets) of the chunk starting at value `first`:
-// doubling the count while offsets + bytes stay within the aim.
+// the rest of the page if it fits the aim, else the largest power-of-two
+// count (at least 2, at most 2048) whose offsets + bytes fit it. Only the
+// last chunk may hold a single value.
 size_t NextVariableChunkEnd(const std::vector<uint64_t>& offsets, size_t first, uint64_t width) {
   const size_t last = offsets.size() - 1;
-  uint64_t num = 1, next = 2;
+  if (last - first <= 1) return last;
+  uint64_t num = 2, next = 4;
   while (true) {
     if (first + next >= offsets.size()) {
       const uint64_t size = offsets[last] - offsets[first] + (offsets.size() - first) * width;
       return size <= kAimVariableChunkBytes ? last : first + num;
     }
     const uint64_t size = offsets[first + next] - offsets[first] + (next + 1) * width;
-    if (size > kAimVariableChunkBytes) break;
+    if (size > kAimVariableChunkBytes || next * 2 > kMaxMiniBlockValues) break;
     num = next;
     next *= 2;
   }
-  return first + next;
+  return first + num;
 }
 
 }  // namespace

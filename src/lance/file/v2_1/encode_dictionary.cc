@@ -71,6 +71,65 @@ void AppendIndex(std::string* out, uint64_t i) {
 
 }  // namespace
 
+namespace {
+
+// The dictionary buffer as the reference compresses it: flat/variable in
+// 2.1; in 2.2 bitpacked (64-bit values) when that shrinks it, else lz4.
+Status CompressDictionary(std::string dictionary, const PageValues& values, FileVersion version, DictionaryPage* out) {
+  if (version >= FileVersion::kV2_2) {
+    bool packed = false;
+    if (values.kind == PageValues::Kind::kFixed && values.bits_per_value == 64) {
+      std::string bitpacked;
+      pb21::CompressiveEncoding e;
+      LANCE_ASSIGN_OR_RAISE(packed, TryBitpackBlock64(dictionary, out->num_items, &bitpacked, &e));
+      if (packed) {
+        out->dictionary = std::move(bitpacked);
+        out->dictionary_encoding = std::move(e);
+      }
+    }
+    if (!packed) {
+      LANCE_ASSIGN_OR_RAISE(out->dictionary, comp::GeneralCompress(comp::GeneralCodec::kLz4, dictionary, std::nullopt));
+      out->dictionary_encoding =
+          GeneralEncoding(comp::GeneralCodec::kLz4, std::nullopt, std::move(out->dictionary_encoding));
+    }
+  } else {
+    out->dictionary = std::move(dictionary);
+  }
+  return Status::OK();
+}
+
+// The block layout of variable-width dictionary items: [width][bytes
+// start][offsets][bytes], u32 or u64 fields.
+std::string VariableDictionary(const PageValues& items) {
+  std::string out;
+  const uint64_t width = items.bits_per_offset / 8;
+  auto put = [&](uint64_t v) { out.append(reinterpret_cast<const char*>(&v), width); };
+  put(items.bits_per_offset);
+  put(2 * width + items.offsets.size() * width);
+  for (uint64_t o : items.offsets) put(o);
+  out.append(Bytes(items.data).substr(0, items.offsets.back()));
+  return out;
+}
+
+}  // namespace
+
+Result<DictionaryPage> DictionaryFromArrow(PageValues indices, const PageValues& items, FileVersion version) {
+  if (!items.fsl.empty()) return Status::NotImplemented("dictionaries of fixed-size lists");
+  DictionaryPage out;
+  out.indices = std::move(indices);
+  out.num_items = items.num_values;
+  std::string dictionary;
+  if (items.kind == PageValues::Kind::kVariable) {
+    dictionary = VariableDictionary(items);
+    *out.dictionary_encoding.mutable_variable()->mutable_offsets() = FlatEncoding(items.bits_per_offset);
+  } else {
+    dictionary = std::string(Bytes(items.data).substr(0, (items.num_values * items.bits_per_value + 7) / 8));
+    out.dictionary_encoding = FlatEncoding(items.bits_per_value);
+  }
+  LANCE_RETURN_NOT_OK(CompressDictionary(std::move(dictionary), items, version, &out));
+  return out;
+}
+
 Result<DictionaryPage> DictionaryEncode(const PageValues& values, FileVersion version) {
   DictionaryPage out;
   const uint64_t n = values.num_values;
@@ -123,25 +182,7 @@ Result<DictionaryPage> DictionaryEncode(const PageValues& values, FileVersion ve
     out.dictionary_encoding = FlatEncoding(values.bits_per_value);
   }
   out.indices.data = arrow::Buffer::FromString(std::move(indices));
-  if (version >= FileVersion::kV2_2) {
-    bool packed = false;
-    if (values.kind == PageValues::Kind::kFixed && values.bits_per_value == 64) {
-      std::string bitpacked;
-      pb21::CompressiveEncoding e;
-      LANCE_ASSIGN_OR_RAISE(packed, TryBitpackBlock64(dictionary, out.num_items, &bitpacked, &e));
-      if (packed) {
-        out.dictionary = std::move(bitpacked);
-        out.dictionary_encoding = std::move(e);
-      }
-    }
-    if (!packed) {
-      LANCE_ASSIGN_OR_RAISE(out.dictionary, comp::GeneralCompress(comp::GeneralCodec::kLz4, dictionary, std::nullopt));
-      out.dictionary_encoding =
-          GeneralEncoding(comp::GeneralCodec::kLz4, std::nullopt, std::move(out.dictionary_encoding));
-    }
-  } else {
-    out.dictionary = std::move(dictionary);
-  }
+  LANCE_RETURN_NOT_OK(CompressDictionary(std::move(dictionary), values, version, &out));
   return out;
 }
 

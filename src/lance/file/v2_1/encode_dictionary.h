@@ -21,5 +21,7 @@ struct DictionaryPage {
 
 bool ShouldDictionaryEncode(const PageValues& values, FileVersion version, const CompressionParams& params);
 Result<DictionaryPage> DictionaryEncode(const PageValues& values, FileVersion version);
+/// An Arrow dictionary array's indices (kept at their key width) and items.
+Result<DictionaryPage> DictionaryFromArrow(PageValues indices, const PageValues& items, FileVersion version);
 
 }  // namespace lance::file::v2_1::encode

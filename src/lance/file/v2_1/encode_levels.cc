@@ -2,8 +2,6 @@
 
 #include <arrow/array/concatenate.h>
 #include <arrow/array/util.h>
-#include <arrow/builder.h>
-#include <arrow/compute/api_vector.h>
 #include <arrow/type.h>
 #include <arrow/util/checked_cast.h>
 
@@ -50,9 +48,6 @@ Status CollectLeaves(const Field& field, std::vector<LeafStep> prefix, const std
   }
   if (MetadataSays(field, "lance-encoding:blob")) {
     return Status::NotImplemented("writing blob field '", name, "' in file version 2.1+");
-  }
-  if (lt.starts_with("dict:")) {
-    return Status::NotImplemented("writing dictionary field '", name, "' in file version 2.1+");
   }
   prefix.push_back({LeafStep::Kind::kLeaf, 0});
   out->push_back(std::move(prefix));
@@ -223,12 +218,17 @@ Result<ShreddedLeaf> ShredLeaf(const LeafPath& path, const std::shared_ptr<arrow
   } else if (contiguous) {
     out.values = leaf->Slice(idx.front(), static_cast<int64_t>(idx.size()));
   } else {
-    arrow::Int64Builder builder;
-    LANCE_RETURN_NOT_OK(builder.AppendValues(idx));
-    std::shared_ptr<arrow::Array> indices;
-    LANCE_RETURN_NOT_OK(builder.Finish(&indices));
-    LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(*leaf, *indices));
-    out.values = taken;
+    // Gather runs of consecutive slots by slicing: unlike Take, this keeps
+    // the bytes under null slots, which the reference writes as they are.
+    arrow::ArrayVector runs;
+    size_t start = 0;
+    for (size_t k = 1; k <= idx.size(); ++k) {
+      if (k == idx.size() || idx[k] != idx[k - 1] + 1) {
+        runs.push_back(leaf->Slice(idx[start], static_cast<int64_t>(k - start)));
+        start = k;
+      }
+    }
+    LANCE_ASSIGN_OR_RAISE(out.values, arrow::Concatenate(runs));
   }
   return out;
 }

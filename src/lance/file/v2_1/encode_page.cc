@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include <arrow/array.h>
 #include <arrow/buffer.h>
 
 #include "lance/encodings_v2_1.pb.h"
@@ -409,6 +410,18 @@ Result<PageData> EncodeLeafPage(const LeafPath& path, LeafPageInput input,
   if (num_values == 0 || valid_values == 0) {
     const bool simple = num_values > 0 && levels.rep.empty() && levels.layers.size() == 1;
     return EncodeAllNull(levels, simple, input.num_rows, input.first_row);
+  }
+  if (input.values->type_id() == arrow::Type::DICTIONARY) {
+    // Already dictionary encoded: the indices go through the mini-block
+    // compressors, the items into the page dictionary.
+    const auto& dict = static_cast<const arrow::DictionaryArray&>(*input.values);
+    LANCE_ASSIGN_OR_RAISE(CompressionParams params, ParseCompressionParams(metadata, path.name));
+    LANCE_ASSIGN_OR_RAISE(PageValues indices, ToPageValues(dict.indices()));
+    LANCE_ASSIGN_OR_RAISE(PageValues items, ToPageValues(dict.dictionary()));
+    LANCE_ASSIGN_OR_RAISE(DictionaryPage page, DictionaryFromArrow(std::move(indices), items, version));
+    PageValues page_indices = std::move(page.indices);
+    return EncodeMiniBlock(path, levels, page_indices, input.num_rows, input.first_row, version, params,
+                           std::move(page));
   }
   LANCE_ASSIGN_OR_RAISE(PageValues values, ToPageValues(input.values));
   std::string requested;

@@ -2,12 +2,15 @@
 // columns, buffers them per column until the column's cache fills, and
 // encodes pages of at most max_page_bytes.
 #include <algorithm>
+#include <limits>
 
 #include <arrow/array/concatenate.h>
 #include <arrow/array/util.h>
+#include <arrow/util/bit_util.h>
 #include <arrow/util/byte_size.h>
 
 #include "lance/file/field_encoder.h"
+#include "lance/file/v2_0/array_encoder.h"
 #include "lance/file/v2_1/encode_levels.h"
 #include "lance/file/v2_1/encode_page.h"
 
@@ -43,6 +46,76 @@ bool ContainsMap(const Field& field) {
   return false;
 }
 
+// Concatenates dictionary arrays as the reference does: dictionaries are
+// appended (not unified) and each array's keys shifted past the earlier
+// dictionaries -- null slots too. Only when the keys would overflow are the
+// dictionaries unified.
+template <typename Key>
+Result<std::shared_ptr<arrow::Array>> AppendDictionaries(const std::vector<std::shared_ptr<arrow::Array>>& arrays) {
+  int64_t total_items = 0, total_rows = 0;
+  arrow::ArrayVector dictionaries;
+  for (const auto& a : arrays) {
+    const auto& d = static_cast<const arrow::DictionaryArray&>(*a);
+    total_items += d.dictionary()->length();
+    total_rows += d.length();
+    dictionaries.push_back(d.dictionary());
+  }
+  if (total_items > static_cast<int64_t>(std::numeric_limits<Key>::max())) return arrow::Concatenate(arrays);
+  LANCE_ASSIGN_OR_RAISE(auto keys, arrow::AllocateBuffer(total_rows * static_cast<int64_t>(sizeof(Key))));
+  LANCE_ASSIGN_OR_RAISE(auto validity, arrow::AllocateBitmap(total_rows));
+  auto* out = reinterpret_cast<Key*>(keys->mutable_data());
+  int64_t row = 0, shift = 0, nulls = 0;
+  for (const auto& a : arrays) {
+    const auto& d = static_cast<const arrow::DictionaryArray&>(*a);
+    const auto& data = *d.indices()->data();
+    const Key* in = data.GetValues<Key>(1);
+    for (int64_t i = 0; i < data.length; ++i) {
+      out[row + i] = static_cast<Key>(in[i] + shift);
+      const bool valid = d.indices()->IsValid(i);
+      arrow::bit_util::SetBitTo(validity->mutable_data(), row + i, valid);
+      nulls += valid ? 0 : 1;
+    }
+    row += data.length;
+    shift += d.dictionary()->length();
+  }
+  LANCE_ASSIGN_OR_RAISE(auto dictionary, arrow::Concatenate(dictionaries));
+  const auto& type = arrays[0]->type();
+  const auto& key_type = static_cast<const arrow::DictionaryType&>(*type).index_type();
+  auto indices = arrow::ArrayData::Make(key_type, total_rows,
+                                        {nulls > 0 ? std::shared_ptr<arrow::Buffer>(std::move(validity)) : nullptr,
+                                         std::shared_ptr<arrow::Buffer>(std::move(keys))},
+                                        nulls);
+  auto out_data = indices->Copy();
+  out_data->type = type;
+  out_data->dictionary = dictionary->data();
+  return arrow::MakeArray(out_data);
+}
+
+Result<std::shared_ptr<arrow::Array>> ConcatenateValues(const std::vector<std::shared_ptr<arrow::Array>>& arrays) {
+  if (arrays.size() == 1) return arrays[0];
+  if (arrays[0]->type_id() != arrow::Type::DICTIONARY) return arrow::Concatenate(arrays);
+  switch (static_cast<const arrow::DictionaryType&>(*arrays[0]->type()).index_type()->id()) {
+    case arrow::Type::INT8: return AppendDictionaries<int8_t>(arrays);
+    case arrow::Type::UINT8: return AppendDictionaries<uint8_t>(arrays);
+    case arrow::Type::INT16: return AppendDictionaries<int16_t>(arrays);
+    case arrow::Type::UINT16: return AppendDictionaries<uint16_t>(arrays);
+    case arrow::Type::INT32: return AppendDictionaries<int32_t>(arrays);
+    case arrow::Type::UINT32: return AppendDictionaries<uint32_t>(arrays);
+    case arrow::Type::INT64: return AppendDictionaries<int64_t>(arrays);
+    default: return arrow::Concatenate(arrays);
+  }
+}
+
+// What the reference counts against the column cache for a leaf array:
+// arrow-rs's get_array_memory_size of the array with its validity taken
+// out (it moves into the def levels before the array is queued).
+uint64_t ReferenceMemorySize(const arrow::Array& values) {
+  auto data = values.data()->Copy();
+  if (!data->buffers.empty()) data->buffers[0] = nullptr;
+  data->null_count = 0;
+  return v2_0::ArrayMemorySize(*arrow::MakeArray(data));
+}
+
 struct LeafColumn {
   LeafPath path;
   std::map<std::string, std::string> metadata;
@@ -50,7 +123,8 @@ struct LeafColumn {
   std::vector<std::shared_ptr<arrow::Array>> values;
   uint64_t rows = 0;
   uint64_t first_row = 0;  // of the buffered rows
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;        // values and levels: what max_page_bytes limits
+  uint64_t cache_bytes = 0;  // what the reference counts against the cache
 };
 
 class StructuralFieldEncoder : public FieldEncoder {
@@ -69,12 +143,12 @@ class StructuralFieldEncoder : public FieldEncoder {
       if (!shredded.ok()) return Annotate(shredded.status());
       leaf.rep.insert(leaf.rep.end(), shredded->rep.begin(), shredded->rep.end());
       leaf.def.insert(leaf.def.end(), shredded->def.begin(), shredded->def.end());
+      leaf.cache_bytes += ReferenceMemorySize(*shredded->values);
       auto size = arrow::util::ReferencedBufferSize(*shredded->values);
-      const uint64_t value_bytes = size.ok() ? static_cast<uint64_t>(*size) : 0;
-      leaf.bytes += value_bytes + (shredded->def.size() + shredded->rep.size()) * 2;
+      leaf.bytes += (size.ok() ? static_cast<uint64_t>(*size) : 0) + (shredded->def.size() + shredded->rep.size()) * 2;
       leaf.values.push_back(std::move(shredded->values));
       leaf.rows += shredded->num_rows;
-      if (leaf.bytes >= options_.cache_bytes_per_column) LANCE_RETURN_NOT_OK(FlushLeaf(i, &pages));
+      if (leaf.cache_bytes > options_.cache_bytes_per_column) LANCE_RETURN_NOT_OK(FlushLeaf(i, &pages));
     }
     return pages;
   }
@@ -102,12 +176,7 @@ class StructuralFieldEncoder : public FieldEncoder {
   Status FlushLeaf(size_t index, std::vector<EncodedPage>* pages) {
     auto& leaf = leaves_[index];
     if (leaf.rows == 0) return Status::OK();
-    std::shared_ptr<arrow::Array> values;
-    if (leaf.values.size() == 1) {
-      values = leaf.values[0];
-    } else {
-      LANCE_ASSIGN_OR_RAISE(values, arrow::Concatenate(leaf.values));
-    }
+    LANCE_ASSIGN_OR_RAISE(std::shared_ptr<arrow::Array> values, ConcatenateValues(leaf.values));
     const auto& path = leaf.path;
     const bool has_rep = path.max_rep > 0;
     // Level index where each row starts (plus the end).
@@ -149,6 +218,7 @@ class StructuralFieldEncoder : public FieldEncoder {
     leaf.first_row += leaf.rows;
     leaf.rows = 0;
     leaf.bytes = 0;
+    leaf.cache_bytes = 0;
     leaf.rep.clear();
     leaf.def.clear();
     leaf.values.clear();
