@@ -5,6 +5,8 @@
 #include <arrow/api.h>
 
 #include <filesystem>
+#include <mutex>
+#include <thread>
 
 #include "lance/dataset.h"
 #include "lance/io/object_store.h"
@@ -107,6 +109,34 @@ TEST_F(RowOpsTest, UpdateRewritesMatchingRowsKeepingRowIds) {
   auto updated = *ds->RowLastUpdatedAtVersions(added);
   ASSERT_TRUE(updated.has_value());
   EXPECT_EQ(*updated, std::vector<uint64_t>(10, 2));
+}
+
+TEST_F(RowOpsTest, ConcurrentUpdatesRetryAndLoseNothing) {
+  Create();
+  auto before = Read();
+  constexpr int kPerThread = 3;
+  std::vector<Status> failures;
+  std::mutex mu;
+  auto work = [&] {
+    for (int i = 0; i < kPerThread; ++i) {
+      auto r = UpdateRows(dir_.string(), {{"v", "v + 1"}}, "");
+      if (!r.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        failures.push_back(r.status());
+      }
+    }
+  };
+  std::thread a(work), b(work);
+  a.join();
+  b.join();
+  for (const auto& f : failures) ADD_FAILURE() << f.ToString();
+  auto after = Read();
+  ASSERT_EQ(after.size(), before.size());
+  for (const auto& [id, row] : after) {
+    EXPECT_EQ(row.first, before[id].first + 2 * kPerThread) << "id " << id;
+    EXPECT_EQ(row.second, before[id].second) << "row id of " << id;
+  }
+  EXPECT_EQ((*Dataset::Open(dir_.string()))->version(), 1u + 2 * kPerThread);
 }
 
 TEST_F(RowOpsTest, UpdateErrorsNameTheProblem) {

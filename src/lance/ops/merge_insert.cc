@@ -177,12 +177,9 @@ Result<Plan> MakePlan(const std::shared_ptr<Dataset>& dataset, const std::shared
   return plan;
 }
 
-}  // namespace
-
-Result<MergeInsertResult> MergeInsert(const std::string& uri,
-                                      const std::shared_ptr<arrow::RecordBatchReader>& source,
-                                      const MergeInsertParams& params) {
-  if (params.on.empty()) return Status::Invalid("merge-insert into ", uri, ": no key column (on) given");
+// One attempt on the latest version; `source` may be read again.
+Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordBatchReader& source,
+                                          const MergeInsertParams& params) {
   LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
   LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
   if (!base) return Status::IOError("dataset not found: ", uri);
@@ -197,7 +194,7 @@ Result<MergeInsertResult> MergeInsert(const std::string& uri,
     }
   }
   LANCE_ASSIGN_OR_RAISE(auto storage_version, dataset->DataStorageVersion());
-  LANCE_ASSIGN_OR_RAISE(auto rows, ReadSource(*source, schema, uri));
+  LANCE_ASSIGN_OR_RAISE(auto rows, ReadSource(source, schema, uri));
   LANCE_ASSIGN_OR_RAISE(auto plan, MakePlan(dataset, rows, params));
 
   MergeInsertResult result;
@@ -265,6 +262,31 @@ Result<MergeInsertResult> MergeInsert(const std::string& uri,
   }
   result.version = committed->version;
   return result;
+}
+
+}  // namespace
+
+Result<MergeInsertResult> MergeInsert(const std::string& uri,
+                                      const std::shared_ptr<arrow::RecordBatchReader>& source,
+                                      const MergeInsertParams& params) {
+  if (params.on.empty()) return Status::Invalid("merge-insert into ", uri, ": no key column (on) given");
+  // The source is kept in memory so that a conflict can be retried, as the
+  // reference does, with the same rows.
+  std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    LANCE_RETURN_NOT_OK(source->ReadNext(&batch));
+    if (!batch) break;
+    batches.push_back(std::move(batch));
+  }
+  Status last;
+  for (int attempt = 0; attempt < ops::kConflictRetries; ++attempt) {
+    LANCE_ASSIGN_OR_RAISE(auto replay, arrow::RecordBatchReader::Make(batches, source->schema()));
+    auto result = MergeInsertOnce(uri, *replay, params);
+    if (result.ok() || !txn::IsCommitConflict(result.status())) return result;
+    last = result.status();
+  }
+  return last;
 }
 
 }  // namespace lance

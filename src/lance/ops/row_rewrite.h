@@ -21,6 +21,10 @@
 
 namespace lance::ops {
 
+/// Attempts of an update or merge-insert that loses to a conflicting
+/// commit (the reference's default conflict_retries is 10, plus the first).
+inline constexpr int kConflictRetries = 11;
+
 /// The reference's default rows per data file.
 inline constexpr uint64_t kMaxRowsPerFile = 1024 * 1024;
 

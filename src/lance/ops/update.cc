@@ -72,9 +72,8 @@ void AppendU64(const std::shared_ptr<arrow::Array>& column, std::vector<uint64_t
   for (int64_t i = 0; i < values.length(); ++i) out->push_back(values.Value(i));
 }
 
-}  // namespace
-
-Result<UpdateResult> UpdateRows(const std::string& uri,
+// One attempt: read the latest version, rewrite, commit on top of it.
+Result<UpdateResult> UpdateOnce(const std::string& uri,
                                 const std::vector<std::pair<std::string, std::string>>& set,
                                 const std::string& predicate) {
   LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
@@ -149,6 +148,22 @@ Result<UpdateResult> UpdateRows(const std::string& uri,
   }
   result.version = committed->version;
   return result;
+}
+
+}  // namespace
+
+Result<UpdateResult> UpdateRows(const std::string& uri,
+                                const std::vector<std::pair<std::string, std::string>>& set,
+                                const std::string& predicate) {
+  // A version committed meanwhile that touched the same fragments is a
+  // conflict; the reference then runs the whole update again.
+  Status last;
+  for (int attempt = 0; attempt < ops::kConflictRetries; ++attempt) {
+    auto result = UpdateOnce(uri, set, predicate);
+    if (result.ok() || !txn::IsCommitConflict(result.status())) return result;
+    last = result.status();
+  }
+  return last;
 }
 
 }  // namespace lance
