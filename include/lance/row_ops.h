@@ -47,9 +47,12 @@ struct MergeInsertResult {
   uint64_t version = 0;
 };
 
-/// pylance's merge_insert(on).when_...().execute(source). Two source rows
-/// matching the same target row are an error ("Ambiguous merge insert").
-/// Null keys never match.
+/// pylance's merge_insert(on).when_...().execute(source). The source has
+/// every column of the dataset (matched by name, cast to the dataset's
+/// types) and is held in memory. Two source rows matching the same target
+/// row are an error ("Ambiguous merge inserts are prohibited"); null keys
+/// never match. A conflicting concurrent commit makes it run again (up to
+/// 10 times), as the reference does; so does UpdateRows.
 Result<MergeInsertResult> MergeInsert(const std::string& uri,
                                       const std::shared_ptr<arrow::RecordBatchReader>& source,
                                       const MergeInsertParams& params);

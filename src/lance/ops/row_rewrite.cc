@@ -113,9 +113,11 @@ Status NewFragmentWriter::FinishFile() {
   return Status::OK();
 }
 
-Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset& dataset,
-                                    const std::map<uint64_t, std::vector<uint32_t>>& offsets) {
-  DeletionOutcome out;
+namespace {
+
+Status MarkDeletedInto(const io::ObjectStore& store, const Dataset& dataset,
+                       const std::map<uint64_t, std::vector<uint32_t>>& offsets, DeletionOutcome* result) {
+  DeletionOutcome& out = *result;
   const uint64_t read_version = dataset.version();
   for (const auto& fragment : dataset.manifest().fragments) {
     auto it = offsets.find(fragment.id);
@@ -151,6 +153,20 @@ Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset&
     updated.physical_rows = physical_rows;
     updated.deletion_file = file;
     out.updated_fragments.push_back(std::move(updated));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset& dataset,
+                                    const std::map<uint64_t, std::vector<uint32_t>>& offsets) {
+  DeletionOutcome out;
+  Status st = MarkDeletedInto(store, dataset, offsets, &out);
+  if (!st.ok()) {
+    // No deletion file of a failed operation stays behind.
+    for (const auto& path : out.written_files) (void)store.Delete(path);
+    return st;
   }
   return out;
 }

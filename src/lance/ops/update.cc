@@ -120,7 +120,11 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   std::vector<Fragment> new_fragments = std::move(*written);
   const uint64_t new_version = dataset->latest_version() + 1;
   if (stable) {
-    LANCE_RETURN_NOT_OK(ops::CarryRowIdentity(*dataset, row_ids, row_addrs, new_version, &new_fragments));
+    auto carried = ops::CarryRowIdentity(*dataset, row_ids, row_addrs, new_version, &new_fragments);
+    if (!carried.ok()) {
+      writer.RemoveFiles();
+      return carried;
+    }
   }
   std::map<uint64_t, std::vector<uint32_t>> offsets;
   for (uint64_t a : row_addrs) offsets[a >> 32].push_back(static_cast<uint32_t>(a & 0xFFFFFFFFu));
