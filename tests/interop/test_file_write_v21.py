@@ -237,7 +237,7 @@ def choices_table(n: int = 3000) -> pa.Table:
     RLE or bitpacking, FSST or not, dictionary bitpacked or lz4."""
     rng = np.random.default_rng(0)
     ints = lambda hi, dt, scale=1: pa.array(rng.integers(0, hi, n) * scale, dt, mask=_mask(rng, n, 0.05))
-    return pa.table({
+    table = pa.table({
         "i64_lo": ints(10, pa.int64()),
         "i64_300": ints(300, pa.int64()),
         "i64_500": ints(500, pa.int64(), 1000003),
@@ -251,7 +251,13 @@ def choices_table(n: int = 3000) -> pa.Table:
         "str_hi": pa.array([f"value-{v}" for v in rng.integers(0, 2000, n)]),
         "runs8": pa.array(np.repeat(rng.integers(0, 3, n // 700 + 1), 700)[:n], pa.uint8()),
         "list_lo": _list(rng, n, 0.1, lambda k: pa.array(rng.integers(0, 4, k), pa.int64())),
+        "packed": pa.StructArray.from_arrays(
+            [pa.array(rng.integers(0, 100, n), pa.int32()), pa.array(rng.random(n)),
+             pa.array(rng.integers(0, 9, n), pa.uint8())], names=["a", "b", "c"], mask=_pmask(rng, n, 0.1)),
     })
+    # A packed struct: one column of rows, as field metadata asks.
+    fields = [f.with_metadata({"packed": "true"}) if f.name == "packed" else f for f in table.schema]
+    return table.cast(pa.schema(fields))
 
 
 def requested_table(n: int = 3000) -> pa.Table:
@@ -318,7 +324,10 @@ def _leaf_names(schema):
             out.append(name)
 
     for f in schema:
-        walk(f.name, f.type)
+        if (f.metadata or {}).get(b"packed") == b"true":
+            out.append(f.name)  # a packed struct is one column
+        else:
+            walk(f.name, f.type)
     return out
 
 

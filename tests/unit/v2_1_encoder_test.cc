@@ -527,6 +527,33 @@ TEST(EncoderV2_1, ArrowDictionaryArraysKeepTheirDictionary) {
   }
 }
 
+TEST(EncoderV2_1, PackedStructsAreOneColumnOfRows) {
+  for (auto version : {FileVersion::kV2_1, FileVersion::kV2_2}) {
+    auto type = arrow::struct_({arrow::field("a", arrow::int32()), arrow::field("b", arrow::float64()),
+                                arrow::field("c", arrow::fixed_size_binary(3))});
+    RandomArrays gen(21);
+    auto array = gen.Make(type, 3000, 0.0);
+    // Null structs only (the children of a packed struct keep no validity).
+    int64_t null_count = 0;
+    auto nulls = gen.Validity(3000, 0.2, &null_count);
+    auto data = array->data()->Copy();
+    for (auto& child : data->child_data) {
+      child = child->Copy();
+      child->buffers[0] = nullptr;
+      child->null_count = 0;
+    }
+    data->buffers[0] = nulls;
+    data->null_count = arrow::kUnknownNullCount;
+    auto packed = arrow::MakeArray(data);
+    auto result = EncodeDecode(packed, version, 3, {}, {{"packed", "true"}});
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    ASSERT_EQ(result->columns.size(), 1u);
+    EXPECT_EQ(ValueCompressionOf(result->columns[0].pages[0]), "other");
+    EXPECT_TRUE(result->decoded->Equals(*packed, arrow::EqualOptions::Defaults().nans_equal(true)))
+        << result->decoded->Slice(0, 3)->ToString() << packed->Slice(0, 3)->ToString();
+  }
+}
+
 TEST(EncoderV2_1, ListsWithNullAndEmptyAtEveryLevel) {
   auto type = arrow::list(arrow::struct_({arrow::field("a", arrow::list(arrow::int32())),
                                           arrow::field("b", arrow::utf8())}));
@@ -553,7 +580,7 @@ TEST(EncoderV2_1, RefusesWhatItCannotWrite) {
   field.metadata["packed"] = "true";
   Field child;
   child.name = "x";
-  child.logical_type = "int32";
+  child.logical_type = "string";
   field.children.push_back(child);
   EncoderOptions options;
   auto encoder = MakeFieldEncoderV2_1(field, 0, options);

@@ -2,6 +2,8 @@
 
 #include <arrow/array/concatenate.h>
 #include <arrow/array/util.h>
+#include <cctype>
+
 #include <arrow/type.h>
 #include <arrow/util/checked_cast.h>
 
@@ -18,13 +20,38 @@ bool MetadataSays(const Field& field, const char* key) {
   return it != field.metadata.end();
 }
 
+// As the reader decides it: "packed" or "lance-encoding:packed" set to true.
+bool IsPacked(const Field& field) {
+  for (const char* key : {"packed", "lance-encoding:packed"}) {
+    auto it = field.metadata.find(key);
+    if (it == field.metadata.end()) continue;
+    std::string v = it->second;
+    for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (v == "true") return true;
+  }
+  return false;
+}
+
 Status CollectLeaves(const Field& field, std::vector<LeafStep> prefix, const std::string& prefix_name,
                      std::vector<std::vector<LeafStep>>* out, std::vector<std::string>* names) {
   const std::string name = prefix_name.empty() ? field.name : prefix_name + "." + field.name;
   const auto& lt = field.logical_type;
   if (lt == "struct") {
-    if (MetadataSays(field, "packed") || MetadataSays(field, "lance-encoding:packed")) {
-      return Status::NotImplemented("writing packed struct field '", name, "' in file version 2.1+");
+    if (IsPacked(field)) {
+      // One column of rows packed from fixed-width children.
+      for (const auto& child : field.children) {
+        const auto& t = child.logical_type;
+        if (!child.children.empty() || t == "bool" || t == "string" || t == "large_string" || t == "binary" ||
+            t == "large_binary" || t == "json" || t == "struct" || t.starts_with("dict:")) {
+          return Status::NotImplemented("writing packed struct field '", name, "' with child '", child.name,
+                                        "' of type ", child.logical_type, " (only byte-wide fixed-width "
+                                        "children are supported)");
+        }
+      }
+      prefix.push_back({LeafStep::Kind::kLeaf, 0});
+      out->push_back(std::move(prefix));
+      names->push_back(name);
+      return Status::OK();
     }
     if (field.children.empty()) {
       return Status::NotImplemented("writing struct field '", name, "' without children in file version 2.1+");

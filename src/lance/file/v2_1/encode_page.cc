@@ -72,7 +72,15 @@ Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& leve
     }
   } else {
     std::optional<MiniCompressed> packed;
-    if (compress && UseByteStreamSplit(values, params)) packed = ByteStreamSplitChunks(values);
+    if (!values.packed_bits.empty()) {
+      // Packed structs are stored flat, as the reference does.
+      LANCE_ASSIGN_OR_RAISE(packed, ChunkFixed(values));
+      pb21::CompressiveEncoding e;
+      for (uint64_t b : values.packed_bits) e.mutable_packed_struct()->add_bits_per_value(b);
+      *e.mutable_packed_struct()->mutable_values() = std::move(packed->encoding);
+      packed->encoding = std::move(e);
+    }
+    if (!packed && compress && UseByteStreamSplit(values, params)) packed = ByteStreamSplitChunks(values);
     if (compress && !packed) packed = TryRle(values, params.rle_threshold);
     if (compress && !packed) {
       LANCE_ASSIGN_OR_RAISE(packed, TryInlineBitpacking(values));
@@ -83,7 +91,7 @@ Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& leve
       LANCE_ASSIGN_OR_RAISE(compressed, ChunkFixed(values));
     }
   }
-  if (auto codec = params.General(); codec && values.fsl.empty()) {
+  if (auto codec = params.General(); codec && values.fsl.empty() && values.packed_bits.empty()) {
     LANCE_RETURN_NOT_OK(WrapGeneral(&compressed, *codec, params.compression_level));
   }
   const bool has_rep = !levels.rep.empty();
@@ -435,6 +443,12 @@ Result<PageData> EncodeLeafPage(const LeafPath& path, LeafPageInput input,
   const bool mini_block = requested.empty() ? MaxValueBytes(values) < kMiniBlockMaxValueBytes
                                             : requested == "miniblock";
   LANCE_ASSIGN_OR_RAISE(CompressionParams params, ParseCompressionParams(metadata, path.name));
+  if (!values.packed_bits.empty()) {
+    if (!mini_block) {
+      return Status::NotImplemented("leaf '", path.name, "': packed struct rows of 256 bytes or more (full-zip)");
+    }
+    return EncodeMiniBlock(path, levels, values, input.num_rows, input.first_row, version, params, std::nullopt);
+  }
   if (ShouldDictionaryEncode(values, version, params)) {
     LANCE_ASSIGN_OR_RAISE(DictionaryPage dict, DictionaryEncode(values, version));
     PageValues indices = std::move(dict.indices);

@@ -78,6 +78,35 @@ Result<PageValues> ToPageValues(const std::shared_ptr<arrow::Array>& array) {
     default:
       break;
   }
+  if (data->type->id() == arrow::Type::STRUCT) {
+    // Packed struct: rows of the children's bytes, one after another.
+    uint64_t row_bytes = 0;
+    std::vector<std::shared_ptr<arrow::ArrayData>> children;
+    for (int c = 0; c < data->type->num_fields(); ++c) {
+      auto child = data->child_data[c]->Slice(data->offset, data->length);
+      const int64_t bits = FixedBitWidth(*child->type);
+      if (bits <= 0 || bits % 8 != 0) {
+        return Status::NotImplemented("packed struct child of type ", child->type->ToString());
+      }
+      out.packed_bits.push_back(static_cast<uint64_t>(bits));
+      row_bytes += static_cast<uint64_t>(bits) / 8;
+      children.push_back(std::move(child));
+    }
+    std::string rows(out.num_values * row_bytes, '\0');
+    uint64_t at = 0;
+    for (size_t c = 0; c < children.size(); ++c) {
+      const uint64_t width = out.packed_bits[c] / 8;
+      const uint8_t* src = children[c]->buffers[1] ? children[c]->buffers[1]->data() + children[c]->offset * width
+                                                   : nullptr;
+      for (uint64_t r = 0; src != nullptr && r < out.num_values; ++r) {
+        std::memcpy(rows.data() + r * row_bytes + at, src + r * width, width);
+      }
+      at += width;
+    }
+    out.bits_per_value = row_bytes * 8;
+    out.data = arrow::Buffer::FromString(std::move(rows));
+    return out;
+  }
   // Walk fixed-size lists down to their flat values.
   int64_t offset = data->offset, length = data->length;
   while (data->type->id() == arrow::Type::FIXED_SIZE_LIST) {

@@ -42,6 +42,8 @@ struct PageValues {
   uint32_t bits_per_offset = 32;
   std::vector<uint64_t> offsets;
   bool is_string = false;  // utf8 (FSST applies to strings, not binary)
+  // A packed struct: the children's widths; each value is one row of them.
+  std::vector<uint64_t> packed_bits;
 };
 
 // What the field metadata asks of the compression.
