@@ -21,7 +21,7 @@ import pytest
 
 import lance
 
-from conftest import assert_clean_failure
+from conftest import assert_clean_failure, assert_view_matches, pylance_view
 
 VERSIONS = ["2.0", "2.1", "2.2"]
 ROWS = 900
@@ -105,6 +105,13 @@ def assert_same(lance_cpp, ours: Path, theirs: Path, stable: bool, tmp_path: Pat
         assert rc == ra
 
 
+def assert_inspect_matches(lance_cpp, path: Path) -> None:
+    """Every version of the dataset, as lance-cpp inspects it, is what pylance sees."""
+    for v in lance.dataset(path).versions():
+        assert_view_matches(lance_cpp.inspect(path, version=v["version"]),
+                            pylance_view(path, version=v["version"]), f"version {v['version']}")
+
+
 def assert_same_transaction(ours: Path, theirs: Path) -> None:
     """The latest versions were committed by the same kind of Update."""
     a = lance.dataset(ours)
@@ -144,6 +151,7 @@ def test_update(pair, lance_cpp, tmp_path):
     assert int(proc.stdout.strip()) == expected["num_rows_updated"] > 0
     assert_same(lance_cpp, ours, theirs, stable, tmp_path)
     assert_same_transaction(ours, theirs)
+    assert_inspect_matches(lance_cpp, ours)
     if stable:
         # Updated rows kept their row ids.
         after = lance.dataset(ours).to_table(columns=["id"], with_row_id=True)
@@ -202,6 +210,7 @@ def test_merge_insert(pair, lance_cpp, tmp_path, mode):
     # Inserted rows get fresh ids in both, not necessarily the same ones.
     assert_same(lance_cpp, ours, theirs, stable, tmp_path, same_row_ids=False)
     assert_same_transaction(ours, theirs)
+    assert_inspect_matches(lance_cpp, ours)
     if stable:
         after = row_ids_by_key(lance.dataset(ours).to_table(columns=["id"], with_row_id=True))
         for key, row_id in after.items():
