@@ -71,7 +71,9 @@ int RunUpdate(const std::vector<std::string>& argv) {
     std::string column = assignment.substr(0, eq);
     while (!column.empty() && column.back() == ' ') column.pop_back();
     while (!column.empty() && column.front() == ' ') column.erase(column.begin());
-    set.emplace_back(column, assignment.substr(eq + 1));
+    std::string value = assignment.substr(eq + 1);
+    value.erase(0, value.find_first_not_of(' '));
+    set.emplace_back(column, value);
   }
   Args args;
   if (auto err = ParseArgs(rest, {"--where"}, {}, &args)) return ReportUsage(err->message, kUpdateUsage);

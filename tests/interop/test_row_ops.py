@@ -164,6 +164,11 @@ def test_update(pair, lance_cpp, tmp_path):
             assert row["_row_created_at_version"] == 1
             assert row["_row_last_updated_at_version"] == (new_version if hit else 1)
 
+    # A float into an int column: truncated as DataFusion casts; literals cast too.
+    lance_cpp.run_ok("update", ours, "--set", "v = -f", "--set", "s = 7", "--where", "id % 7 = 2")
+    lance.dataset(theirs).update({"v": "-f", "s": "7"}, where="id % 7 = 2")
+    assert_same(lance_cpp, ours, theirs, stable, tmp_path)
+
     # Every row, no predicate; then pylance carries on.
     proc = lance_cpp.run_ok("update", ours, "--set", "f = -f")
     lance.dataset(theirs).update({"f": "-f"})
@@ -315,6 +320,8 @@ def test_bad_update_arguments(tmp_path, lance_cpp):
     assert_clean_failure(lance_cpp.run("update", path, "--set", "nope = 1"), "nope")
     assert_clean_failure(lance_cpp.run("update", path, "--set", "v = v +"), "v +")
     assert_clean_failure(lance_cpp.run("update", path, "--set", "v = 1", "--where", "id >"), "id >")
+    assert_clean_failure(lance_cpp.run("update", path, "--set", "v = f * 1e12", "--where", "id = 5"),
+                         "SET v = f * 1e12", "int32")
     assert lance_cpp.run("update", path).returncode == 2
     source_path = tmp_path / "src.arrow"
     with pa.OSFile(str(source_path), "wb") as f, pa.ipc.new_file(f, make_rows([1], 0).schema) as w:

@@ -20,6 +20,7 @@ namespace cp = arrow::compute;
 struct Assignment {
   int column = 0;  // top-level index in the dataset schema
   cp::Expression value;
+  std::string text;  // "col = value", for errors
 };
 
 Result<std::vector<Assignment>> ParseAssignments(const std::vector<std::pair<std::string, std::string>>& set,
@@ -40,7 +41,7 @@ Result<std::vector<Assignment>> ParseAssignments(const std::vector<std::pair<std
     if (!value.ok()) {
       return Status::Invalid("update of ", uri, ": SET ", name, " = ", sql, ": ", value.status().message());
     }
-    out.push_back({column, std::move(*value)});
+    out.push_back({column, std::move(*value), name + " = " + sql});
   }
   return out;
 }
@@ -54,13 +55,15 @@ Result<std::shared_ptr<arrow::RecordBatch>> Apply(const std::shared_ptr<arrow::R
   for (int i = 0; i < target->num_fields(); ++i) columns.push_back(batch->column(i));
   const cp::ExecBatch input(*batch);
   for (const auto& a : assignments) {
-    LANCE_ASSIGN_OR_RAISE(auto bound, a.value.Bind(*batch->schema()));
-    LANCE_ASSIGN_OR_RAISE(auto datum, cp::ExecuteScalarExpression(bound, input));
+    auto datum = a.value.Bind(*batch->schema()).Map([&](const cp::Expression& bound) {
+      return cp::ExecuteScalarExpression(bound, input);
+    });
+    if (!datum.ok()) return Status::Invalid("SET ", a.text, ": ", datum.status().message());
     std::shared_ptr<arrow::Array> values;
-    if (datum.is_scalar()) {
-      LANCE_ASSIGN_OR_RAISE(values, arrow::MakeArrayFromScalar(*datum.scalar(), batch->num_rows()));
+    if (datum->is_scalar()) {
+      LANCE_ASSIGN_OR_RAISE(values, arrow::MakeArrayFromScalar(*datum->scalar(), batch->num_rows()));
     } else {
-      values = datum.make_array();
+      values = datum->make_array();
     }
     columns[a.column] = std::move(values);
   }
@@ -111,7 +114,7 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   }();
   if (!written.ok()) {
     writer.RemoveFiles();
-    return written.status();
+    return written.status().WithMessage("update of ", uri, ": ", written.status().message());
   }
   UpdateResult result;
   result.num_rows_updated = row_addrs.size();

@@ -1145,10 +1145,16 @@ Result<cp::Expression> BindValue(Node* root, const arrow::Schema& schema, const 
     return bound.status();
   }
   const Value& v = *bound;
-  // The assigned column keeps its type: the value is cast to it (checked,
-  // so an out-of-range value is an error rather than a wrapped number).
+  // The assigned column keeps its type: the value is cast to it as
+  // DataFusion casts (an out-of-range value is an error rather than a
+  // wrapped number; floats are truncated toward zero).
   cp::Expression out = v.expr;
   if (!v.type->Equals(*target)) {
+    // Arrow's float-truncating cast would also wrap out-of-range values, so
+    // the fraction is dropped first and the checked cast does the rest.
+    if (arrow::is_floating(v.type->id()) && arrow::is_integer(target->id())) {
+      out = cp::call("trunc", {std::move(out)});
+    }
     out = cp::call("cast", {std::move(out)}, cp::CastOptions::Safe(target));
   }
   auto check = out.Bind(schema);
