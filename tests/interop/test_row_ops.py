@@ -354,6 +354,8 @@ def test_cleanup(tmp_path, lance_cpp, delete_unverified):
     lance.write_dataset(make_rows(range(ROWS, ROWS + 10), 2), ours, mode="append")  # v4
     lance_cpp.run_ok("update", ours, "--set", "v = 1", "--where", "id < 20")  # v5
     lance.dataset(ours).delete("id < 5")                                      # v6
+    lance.dataset(ours).create_scalar_index("id", "BTREE")                    # v7
+    lance.dataset(ours).create_scalar_index("id", "BTREE", replace=True)      # v8: v7's index unused
     (ours / "data" / "stray.lance").write_bytes(b"not referenced by any version")
     theirs = tmp_path / "theirs.lance"
     shutil.copytree(ours, theirs)
@@ -368,16 +370,20 @@ def test_cleanup(tmp_path, lance_cpp, delete_unverified):
     stats = {k: int(v) for k, v in (line.split() for line in proc.stdout.splitlines())}
     expected = lance.dataset(theirs).cleanup_old_versions(
         older_than=timedelta(0), delete_unverified=delete_unverified, error_if_tagged_old_versions=False)
-    assert stats["old_versions"] == expected.old_versions == 4
+    assert stats["old_versions"] == expected.old_versions == 6
+    assert stats["index_files"] > 0
     # The same files are left as pylance leaves.
     assert file_set(ours) == file_set(theirs)
     assert ("data/stray.lance" in file_set(ours)) == (not delete_unverified)
     kept = [v["version"] for v in lance.dataset(ours).versions()]
-    assert kept == [3, 6]
+    assert kept == [3, 8]
     for v in kept:
         assert sorted_table(lance.dataset(ours, version=v).to_table()).equals(before[v])
         mine = cpp_scan(lance_cpp, ours, tmp_path, "--version", str(v))
         assert sorted_table(mine).equals(before[v])
+    # The latest version's index survived and answers.
+    assert len(lance.dataset(ours).describe_indices()) == 1
+    assert lance.dataset(ours).to_table(filter="id = 100")["v"].to_pylist() == [(100 * 7) % 1000]
     tagged = lance.dataset(ours, version="keep").to_table()
     assert sorted_table(tagged).equals(before[3])
     # A second run has nothing left to remove.
