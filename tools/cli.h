@@ -53,6 +53,10 @@ int RunWrite(const std::vector<std::string>& argv);
 int RunDelete(const std::vector<std::string>& argv);
 int RunRestore(const std::vector<std::string>& argv);
 int RunTag(const std::vector<std::string>& argv);
+/// `update`, `merge-insert`, `cleanup` (tools/row_ops_commands.cc).
+int RunUpdate(const std::vector<std::string>& argv);
+int RunMergeInsert(const std::vector<std::string>& argv);
+int RunCleanup(const std::vector<std::string>& argv);
 
 /// Prints "error: ..." for a failed Status and returns kExitError.
 int ReportError(const Status& status);

@@ -24,7 +24,11 @@ constexpr const char* kUsage =
     "  tag URI create NAME VERSION | tag URI delete NAME | tag URI list\n"
     "  file inspect IN.lance [--json]       footer version, columns, pages, encodings, global buffers\n"
     "  file read IN.lance [--out FILE] [--format csv|json|table]\n"
-    "  file write IN.arrow OUT.lance [--version 2.0|2.1|2.2] [--max-page-bytes N] [--data-cache-bytes N]\n";
+    "  file write IN.arrow OUT.lance [--version 2.0|2.1|2.2] [--max-page-bytes N] [--data-cache-bytes N]\n"
+    "  update URI --set COL=EXPR [--set ...] [--where PRED]   prints the rows updated\n"
+    "  merge-insert URI --on KEY[,KEY] --input FILE [--when-matched-update-all]\n"
+    "       [--when-not-matched-insert-all] [--when-not-matched-by-source-delete [PRED]]\n"
+    "  cleanup URI --older-than DURATION [--delete-unverified]   DURATION: seconds or N[s|m|h|d|w]\n";
 
 }  // namespace
 
@@ -47,5 +51,8 @@ int main(int argc, char** argv) {
   if (cmd == "delete") return lance::cli::RunDelete(args);
   if (cmd == "restore") return lance::cli::RunRestore(args);
   if (cmd == "tag") return lance::cli::RunTag(args);
+  if (cmd == "update") return lance::cli::RunUpdate(args);
+  if (cmd == "merge-insert") return lance::cli::RunMergeInsert(args);
+  if (cmd == "cleanup") return lance::cli::RunCleanup(args);
   return lance::cli::ReportUsage("unknown command '" + cmd + "'", kUsage);
 }

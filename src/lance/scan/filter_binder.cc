@@ -1133,4 +1133,37 @@ Result<cp::Expression> BindFilter(Node* root, const arrow::Schema& schema, size_
   return v.expr;
 }
 
+Result<cp::Expression> BindValue(Node* root, const arrow::Schema& schema, const TypePtr& target,
+                                 size_t* error_pos) {
+  *error_pos = 0;
+  LANCE_RETURN_NOT_OK(EnsureFilterFunctions());
+  Binder binder(schema);
+  binder.Resolve(root);
+  auto bound = binder.Bind(*root);
+  if (!bound.ok()) {
+    *error_pos = binder.error_pos();
+    return bound.status();
+  }
+  const Value& v = *bound;
+  // The assigned column keeps its type: the value is cast to it as
+  // DataFusion casts (an out-of-range value is an error rather than a
+  // wrapped number; floats are truncated toward zero).
+  cp::Expression out = v.expr;
+  if (!v.type->Equals(*target)) {
+    // Arrow's float-truncating cast would also wrap out-of-range values, so
+    // the fraction is dropped first and the checked cast does the rest.
+    if (arrow::is_floating(v.type->id()) && arrow::is_integer(target->id())) {
+      out = cp::call("trunc", {std::move(out)});
+    }
+    out = cp::call("cast", {std::move(out)}, cp::CastOptions::Safe(target));
+  }
+  auto check = out.Bind(schema);
+  if (!check.ok()) {
+    *error_pos = root->pos;
+    return Status::Invalid("cannot assign a ", TypeName(*v.type), " value to a ", TypeName(*target),
+                           " column: ", check.status().message());
+  }
+  return out;
+}
+
 }  // namespace lance::scan::filter

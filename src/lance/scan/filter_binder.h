@@ -19,4 +19,10 @@ namespace lance::scan::filter {
 Result<arrow::compute::Expression> BindFilter(Node* root, const arrow::Schema& schema,
                                               size_t* error_pos);
 
+/// Binds `root` as a value (not a predicate) and casts it to `target`, the
+/// type of the column it is assigned to (UPDATE ... SET col = value).
+Result<arrow::compute::Expression> BindValue(Node* root, const arrow::Schema& schema,
+                                             const std::shared_ptr<arrow::DataType>& target,
+                                             size_t* error_pos);
+
 }  // namespace lance::scan::filter

@@ -100,6 +100,20 @@ Result<cp::Expression> ParseFilter(std::string_view sql, const arrow::Schema& sc
   return bound;
 }
 
+Result<cp::Expression> ParseValue(std::string_view sql, const arrow::Schema& schema,
+                                  const std::shared_ptr<arrow::DataType>& target) {
+  size_t pos = 0;
+  auto tokens = filter::Tokenize(sql, &pos);
+  if (!tokens.ok()) return FilterError(sql, pos, tokens.status().message());
+  if (tokens->size() == 1) return FilterError(sql, tokens->front().pos, "the expression is empty");
+  filter::SyntaxError syntax;
+  filter::NodePtr root = filter::ParseTokens(*tokens, filter::ParseLimits{}, &syntax);
+  if (!root) return FilterError(sql, syntax.pos, syntax.message);
+  auto bound = filter::BindValue(root.get(), schema, target, &pos);
+  if (!bound.ok()) return FilterError(sql, pos, bound.status().message());
+  return bound;
+}
+
 std::vector<std::string> FilterColumns(const cp::Expression& expr) {
   std::vector<std::string> out;
   std::unordered_set<std::string> seen;

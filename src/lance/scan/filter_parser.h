@@ -44,6 +44,11 @@ namespace lance::scan {
 Result<arrow::compute::Expression> ParseFilter(std::string_view sql,
                                                const arrow::Schema& schema);
 
+/// Parses `sql` as a value expression of the same language (the right side of
+/// UPDATE's `SET col = value`) and casts it to `target`. Errors as ParseFilter's.
+Result<arrow::compute::Expression> ParseValue(std::string_view sql, const arrow::Schema& schema,
+                                              const std::shared_ptr<arrow::DataType>& target);
+
 /// The columns (top-level field names) a filter refers to, for projection: each
 /// once, in order of first appearance.
 std::vector<std::string> FilterColumns(const arrow::compute::Expression& expr);

@@ -1,0 +1,76 @@
+// Operations that rewrite rows of a table (update, merge-insert) and the
+// clean-up of old versions. Each modifying call is one commit on top of the
+// latest version; nothing is committed when it fails.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <arrow/record_batch.h>
+
+#include "lance/status.h"
+
+namespace lance {
+
+struct UpdateResult {
+  uint64_t num_rows_updated = 0;
+  /// The new version (also committed when no row matched, as pylance does).
+  uint64_t version = 0;
+};
+
+/// UPDATE ... SET col = value, ... WHERE predicate, as pylance's update:
+/// matching rows are rewritten into new fragments and deleted where they
+/// were. Values and predicate use the SQL of the CLI contract; an empty
+/// predicate matches every row. Updated rows keep their stable row ids.
+Result<UpdateResult> UpdateRows(const std::string& uri,
+                                const std::vector<std::pair<std::string, std::string>>& set,
+                                const std::string& predicate = "");
+
+struct MergeInsertParams {
+  /// Key columns the source is joined with the table on.
+  std::vector<std::string> on;
+  bool when_matched_update_all = false;
+  bool when_not_matched_insert_all = false;
+  bool when_not_matched_by_source_delete = false;
+  /// With the above: only target rows where this holds are deleted.
+  std::string when_not_matched_by_source_predicate;
+};
+
+struct MergeInsertResult {
+  uint64_t num_inserted_rows = 0;
+  uint64_t num_updated_rows = 0;
+  uint64_t num_deleted_rows = 0;
+  uint64_t version = 0;
+};
+
+/// pylance's merge_insert(on).when_...().execute(source). The source has
+/// every column of the dataset (matched by name, cast to the dataset's
+/// types) and is held in memory. Two source rows matching the same target
+/// row are an error ("Ambiguous merge inserts are prohibited"); null keys
+/// never match. A conflicting concurrent commit makes it run again (up to
+/// 10 times), as the reference does; so does UpdateRows.
+Result<MergeInsertResult> MergeInsert(const std::string& uri,
+                                      const std::shared_ptr<arrow::RecordBatchReader>& source,
+                                      const MergeInsertParams& params);
+
+struct CleanupResult {
+  uint64_t old_versions = 0;   // manifests removed
+  uint64_t bytes_removed = 0;
+  uint64_t data_files = 0;
+  uint64_t deletion_files = 0;
+  uint64_t transaction_files = 0;
+  uint64_t index_files = 0;
+};
+
+/// Removes versions whose manifest is older than `older_than_seconds`
+/// (except the latest and tagged ones) and every file that only removed
+/// versions reference. Files no manifest references are removed only when
+/// older than 7 days, or `delete_unverified`, as the reference does.
+Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_than_seconds,
+                                         bool delete_unverified = false);
+
+}  // namespace lance

@@ -1,0 +1,168 @@
+// Cleanup: versions older than a cutoff are removed (never the latest or a
+// tagged one), with every file that only removed versions reference. The
+// reference's safety rules: files newer than the oldest kept version are not
+// looked at (unless an older version than a removed one is kept), and a file no manifest mentions is removed only when it is over
+// 7 days old (it may belong to a write in progress) or when asked to.
+#include <arrow/filesystem/filesystem.h>
+
+#include <chrono>
+#include <algorithm>
+#include <set>
+
+#include "lance/row_ops.h"
+#include "lance/table/manifest_location.h"
+#include "lance/table/tags.h"
+#include "lance/txn/commit.h"
+
+namespace lance {
+namespace {
+
+constexpr int64_t kUnverifiedThresholdDays = 7;
+constexpr int64_t kNanosPerSecond = 1'000'000'000;
+
+struct ReferencedFiles {
+  std::set<std::string> data;         // relative to the root: data/...
+  std::set<std::string> deletions;    // _deletions/...
+  std::set<std::string> transactions; // _transactions/...
+  std::set<std::string> index_uuids;
+};
+
+void Collect(const table::ManifestFile& file, ReferencedFiles* out) {
+  for (const auto& fragment : file.manifest.fragments) {
+    for (const auto& data : fragment.files) {
+      if (!data.base_id) out->data.insert("data/" + data.path);
+    }
+    if (fragment.deletion_file && !fragment.deletion_file->base_id) {
+      out->deletions.insert(fragment.deletion_file->RelativePath(fragment.id));
+    }
+  }
+  if (!file.manifest.transaction_file.empty()) {
+    out->transactions.insert("_transactions/" + file.manifest.transaction_file);
+  }
+  for (const auto& index : file.indices) out->index_uuids.insert(index.UuidString());
+}
+
+bool StartsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+enum class Kind { kNone, kData, kDeletion, kTransaction, kIndex };
+
+// What a file is, as far as cleanup goes; kNone = leave it alone.
+Kind KindOf(const std::string& relative) {
+  if (StartsWith(relative, "_indices/")) return Kind::kIndex;
+  if (StartsWith(relative, "data/") && EndsWith(relative, ".lance")) return Kind::kData;
+  if (StartsWith(relative, "_deletions/") && (EndsWith(relative, ".arrow") || EndsWith(relative, ".bin"))) {
+    return Kind::kDeletion;
+  }
+  if (StartsWith(relative, "_transactions/") && EndsWith(relative, ".txn")) return Kind::kTransaction;
+  return Kind::kNone;
+}
+
+// Whether a file is referenced by `refs`.
+bool Referenced(Kind kind, const std::string& relative, const ReferencedFiles& refs) {
+  switch (kind) {
+    case Kind::kData: return refs.data.count(relative) > 0;
+    case Kind::kDeletion: return refs.deletions.count(relative) > 0;
+    case Kind::kTransaction: return refs.transactions.count(relative) > 0;
+    case Kind::kIndex: {
+      const size_t start = std::string("_indices/").size();
+      const size_t end = relative.find('/', start);
+      if (end == std::string::npos) return true;  // not inside an index directory: keep
+      return refs.index_uuids.count(relative.substr(start, end - start)) > 0;
+    }
+    case Kind::kNone: return true;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_than_seconds,
+                                         bool delete_unverified) {
+  if (older_than_seconds < 0) return Status::Invalid("cleanup of ", uri, ": older-than must not be negative");
+  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
+  LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
+  if (!base) return Status::IOError("dataset not found: ", uri);
+  const uint64_t latest = base->location.version;
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const int64_t cutoff = now - older_than_seconds * kNanosPerSecond;
+
+  std::set<uint64_t> tagged;
+  LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*store));
+  for (const auto& [name, tag] : tags) tagged.insert(tag.version);
+
+  // Every manifest is read: what kept versions reference is kept, what
+  // only removed versions reference is "verified" garbage.
+  ReferencedFiles kept;
+  ReferencedFiles verified;
+  std::vector<table::ManifestLocation> old_manifests;
+  std::optional<int64_t> earliest_kept;
+  std::optional<int64_t> latest_removed;
+  LANCE_ASSIGN_OR_RAISE(auto locations, table::ListManifests(*store));
+  for (const auto& location : locations) {
+    LANCE_ASSIGN_OR_RAISE(auto version, txn::LoadVersion(*store, location));
+    const int64_t timestamp = version.file.manifest.timestamp_nanos.value_or(0);
+    const bool keep = location.version >= latest || tagged.count(location.version) > 0 || timestamp >= cutoff;
+    Collect(version.file, keep ? &kept : &verified);
+    if (keep) {
+      earliest_kept = earliest_kept ? std::min(*earliest_kept, timestamp) : timestamp;
+    } else {
+      old_manifests.push_back(location);
+      latest_removed = latest_removed ? std::max(*latest_removed, timestamp) : timestamp;
+    }
+  }
+
+  CleanupResult result;
+  std::vector<std::string> to_remove;
+  std::string root;
+  LANCE_ASSIGN_OR_RAISE(auto fs, arrow::fs::FileSystemFromUriOrPath(uri, &root));
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  arrow::fs::FileSelector selector;
+  selector.base_dir = root;
+  selector.recursive = true;
+  selector.allow_not_found = true;
+  LANCE_ASSIGN_OR_RAISE(auto infos, fs->GetFileInfo(selector));
+  std::optional<int64_t> listing_cutoff = earliest_kept;
+  if (earliest_kept && latest_removed && *latest_removed > *earliest_kept) listing_cutoff.reset();
+  const int64_t unverified_before = now - kUnverifiedThresholdDays * 24 * 3600 * kNanosPerSecond;
+  for (const auto& info : infos) {
+    if (!info.IsFile()) continue;
+    const std::string relative = info.path().substr(root.size() + 1);
+    const Kind kind = KindOf(relative);
+    if (kind == Kind::kNone) continue;
+    const int64_t mtime =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(info.mtime().time_since_epoch()).count();
+    // Files written after the oldest kept version may belong to a write in
+    // progress: not touched, unless a removed version is newer than that
+    // (a tagged old version), whose files would otherwise stay orphaned.
+    // Index directories are always looked at.
+    if (listing_cutoff && kind != Kind::kIndex && mtime > *listing_cutoff) continue;
+    if (Referenced(kind, relative, kept)) continue;
+    const bool maybe_in_progress = !delete_unverified && mtime >= unverified_before;
+    if (maybe_in_progress && !Referenced(kind, relative, verified)) continue;
+    to_remove.push_back(relative);
+    result.bytes_removed += static_cast<uint64_t>(std::max<int64_t>(0, info.size()));
+    switch (kind) {
+      case Kind::kData: ++result.data_files; break;
+      case Kind::kDeletion: ++result.deletion_files; break;
+      case Kind::kTransaction: ++result.transaction_files; break;
+      case Kind::kIndex: ++result.index_files; break;
+      case Kind::kNone: break;
+    }
+  }
+  // Manifests go first: a version whose manifest is gone no longer needs
+  // its files, while files gone under a listed manifest would break it.
+  for (const auto& location : old_manifests) {
+    LANCE_RETURN_NOT_OK(store->Delete(location.path));
+    ++result.old_versions;
+    if (location.size > 0) result.bytes_removed += static_cast<uint64_t>(location.size);
+  }
+  for (const auto& relative : to_remove) LANCE_RETURN_NOT_OK(store->Delete(relative));
+  return result;
+}
+
+}  // namespace lance

@@ -1,0 +1,90 @@
+// Shared steps of the operations that rewrite rows (update, merge-insert):
+// writing the new rows as new fragments, marking the old rows deleted, and
+// carrying stable row ids and lineage over to the rewritten rows.
+// Internal to src/lance/ops.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <arrow/record_batch.h>
+
+#include "lance/dataset.h"
+#include "lance/file_writer.h"
+#include "lance/fragment.h"
+#include "lance/io/object_store.h"
+#include "lance/schema.h"
+#include "lance/status.h"
+
+namespace lance::ops {
+
+/// Attempts of an update or merge-insert that loses to a conflicting
+/// commit (the reference's default conflict_retries is 10, plus the first).
+inline constexpr int kConflictRetries = 11;
+
+/// The reference's default rows per data file.
+inline constexpr uint64_t kMaxRowsPerFile = 1024 * 1024;
+
+/// Writes rows (top-level fields of `schema`, in order) into new data files
+/// under data/, one fragment per file. Fragments come back without ids.
+/// Not thread-safe.
+class NewFragmentWriter {
+ public:
+  NewFragmentWriter(const io::ObjectStore& store, Schema schema, std::string storage_version,
+                    uint64_t max_rows_per_file = kMaxRowsPerFile);
+  ~NewFragmentWriter();
+
+  Status Write(std::shared_ptr<arrow::RecordBatch> batch);
+  Result<std::vector<Fragment>> Finish();
+  /// Removes every file written so far (after a failure). Best effort.
+  void RemoveFiles();
+
+ private:
+  Status OpenFile();
+  Status FinishFile();
+
+  const io::ObjectStore& store_;
+  Schema schema_;
+  FileWriterOptions options_;
+  uint64_t max_rows_per_file_;
+  std::unique_ptr<FileWriter> writer_;
+  std::string name_;
+  uint64_t rows_ = 0;
+  std::vector<Fragment> fragments_;
+  std::vector<std::string> created_;
+};
+
+/// A fragment's new state after rows of it were deleted.
+struct DeletionOutcome {
+  std::vector<Fragment> updated_fragments;       // with a new deletion file
+  std::vector<uint64_t> removed_fragment_ids;    // no live row left
+  std::vector<std::string> written_files;        // for clean-up on failure
+};
+
+/// Marks `offsets` (by fragment id) deleted in `dataset`, merged with each
+/// fragment's existing deletion vector, writing new deletion files the way
+/// the reference does (.arrow up to its threshold, then .bin).
+Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset& dataset,
+                                    const std::map<uint64_t, std::vector<uint32_t>>& offsets);
+
+/// For rows rewritten into `fragments` (in order): their old stable row ids
+/// and row addresses. Sets each fragment's row-id sequence to the old ids,
+/// created_at to each row's original version and last_updated_at to
+/// `new_version`, as the reference's Update does.
+Status CarryRowIdentity(const Dataset& dataset, const std::vector<uint64_t>& row_ids,
+                        const std::vector<uint64_t>& row_addrs, uint64_t new_version,
+                        std::vector<Fragment>* fragments);
+
+/// Whether the dataset assigns stable row ids.
+bool UsesStableRowIds(const Dataset& dataset);
+
+/// The rows of `batch` conformed to `target`: columns picked by name, in
+/// target order, cast when the type differs. `what` names the source.
+Result<std::shared_ptr<arrow::RecordBatch>> ConformBatch(const std::shared_ptr<arrow::RecordBatch>& batch,
+                                                         const std::shared_ptr<arrow::Schema>& target,
+                                                         const std::string& what);
+
+}  // namespace lance::ops

@@ -1,0 +1,176 @@
+// Update: the matching rows, with new values, are written as new fragments
+// and deleted where they were; one Update transaction (rewrite rows).
+#include <arrow/array.h>
+#include <arrow/compute/exec.h>
+#include <arrow/compute/expression.h>
+
+#include <set>
+
+#include "lance/ops/row_rewrite.h"
+#include "lance/row_ops.h"
+#include "lance/scan/filter_parser.h"
+#include "lance/scanner.h"
+#include "lance/txn/commit.h"
+
+namespace lance {
+namespace {
+
+namespace cp = arrow::compute;
+
+struct Assignment {
+  int column = 0;  // top-level index in the dataset schema
+  cp::Expression value;
+  std::string text;  // "col = value", for errors
+};
+
+Result<std::vector<Assignment>> ParseAssignments(const std::vector<std::pair<std::string, std::string>>& set,
+                                                 const arrow::Schema& schema, const std::string& uri) {
+  if (set.empty()) return Status::Invalid("update of ", uri, ": no column to set");
+  std::vector<Assignment> out;
+  std::set<int> seen;
+  for (const auto& [name, sql] : set) {
+    const int column = schema.GetFieldIndex(name);
+    if (column < 0) {
+      return Status::Invalid("update of ", uri, ": no column '", name, "' in the dataset (", schema.ToString(),
+                             ")");
+    }
+    if (!seen.insert(column).second) {
+      return Status::Invalid("update of ", uri, ": column '", name, "' is set twice");
+    }
+    auto value = scan::ParseValue(sql, schema, schema.field(column)->type());
+    if (!value.ok()) {
+      return Status::Invalid("update of ", uri, ": SET ", name, " = ", sql, ": ", value.status().message());
+    }
+    out.push_back({column, std::move(*value), name + " = " + sql});
+  }
+  return out;
+}
+
+// The batch's dataset columns with the assigned ones replaced; every value
+// is computed from the row as it was (SQL semantics).
+Result<std::shared_ptr<arrow::RecordBatch>> Apply(const std::shared_ptr<arrow::RecordBatch>& batch,
+                                                  const std::vector<Assignment>& assignments,
+                                                  const std::shared_ptr<arrow::Schema>& target) {
+  std::vector<std::shared_ptr<arrow::Array>> columns;
+  for (int i = 0; i < target->num_fields(); ++i) columns.push_back(batch->column(i));
+  const cp::ExecBatch input(*batch);
+  for (const auto& a : assignments) {
+    auto datum = a.value.Bind(*batch->schema()).Map([&](const cp::Expression& bound) {
+      return cp::ExecuteScalarExpression(bound, input);
+    });
+    if (!datum.ok()) return Status::Invalid("SET ", a.text, ": ", datum.status().message());
+    std::shared_ptr<arrow::Array> values;
+    if (datum->is_scalar()) {
+      LANCE_ASSIGN_OR_RAISE(values, arrow::MakeArrayFromScalar(*datum->scalar(), batch->num_rows()));
+    } else {
+      values = datum->make_array();
+    }
+    columns[a.column] = std::move(values);
+  }
+  return arrow::RecordBatch::Make(target, batch->num_rows(), std::move(columns));
+}
+
+void AppendU64(const std::shared_ptr<arrow::Array>& column, std::vector<uint64_t>* out) {
+  const auto& values = static_cast<const arrow::UInt64Array&>(*column);
+  for (int64_t i = 0; i < values.length(); ++i) out->push_back(values.Value(i));
+}
+
+// One attempt: read the latest version, rewrite, commit on top of it.
+Result<UpdateResult> UpdateOnce(const std::string& uri,
+                                const std::vector<std::pair<std::string, std::string>>& set,
+                                const std::string& predicate) {
+  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
+  LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
+  if (!base) return Status::IOError("dataset not found: ", uri);
+  OpenOptions open;
+  open.version = std::to_string(base->location.version);
+  LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri, open));
+  LANCE_ASSIGN_OR_RAISE(auto schema, dataset->ArrowSchema());
+  LANCE_ASSIGN_OR_RAISE(auto assignments, ParseAssignments(set, *schema, uri));
+  LANCE_ASSIGN_OR_RAISE(auto storage_version, dataset->DataStorageVersion());
+  const bool stable = ops::UsesStableRowIds(*dataset);
+
+  ScanOptions scan;
+  scan.filter = predicate;
+  scan.with_row_id = true;
+  scan.with_row_address = true;
+  LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
+
+  ops::NewFragmentWriter writer(*store, dataset->manifest().schema, storage_version);
+  std::vector<uint64_t> row_ids;
+  std::vector<uint64_t> row_addrs;
+  auto written = [&]() -> Result<std::vector<Fragment>> {
+    while (true) {
+      std::shared_ptr<arrow::RecordBatch> batch;
+      LANCE_RETURN_NOT_OK(reader->ReadNext(&batch));
+      if (!batch) break;
+      if (batch->num_rows() == 0) continue;
+      AppendU64(batch->GetColumnByName("_rowid"), &row_ids);
+      AppendU64(batch->GetColumnByName("_rowaddr"), &row_addrs);
+      LANCE_ASSIGN_OR_RAISE(auto updated, Apply(batch, assignments, schema));
+      LANCE_RETURN_NOT_OK(writer.Write(std::move(updated)));
+    }
+    return writer.Finish();
+  }();
+  if (!written.ok()) {
+    writer.RemoveFiles();
+    return written.status().WithMessage("update of ", uri, ": ", written.status().message());
+  }
+  UpdateResult result;
+  result.num_rows_updated = row_addrs.size();
+  // Even when nothing matched there is a new version, as the reference has it.
+
+  std::vector<Fragment> new_fragments = std::move(*written);
+  const uint64_t new_version = dataset->latest_version() + 1;
+  if (stable) {
+    auto carried = ops::CarryRowIdentity(*dataset, row_ids, row_addrs, new_version, &new_fragments);
+    if (!carried.ok()) {
+      writer.RemoveFiles();
+      return carried;
+    }
+  }
+  std::map<uint64_t, std::vector<uint32_t>> offsets;
+  for (uint64_t a : row_addrs) offsets[a >> 32].push_back(static_cast<uint32_t>(a & 0xFFFFFFFFu));
+  auto deletions = ops::MarkDeleted(*store, *dataset, offsets);
+  if (!deletions.ok()) {
+    writer.RemoveFiles();
+    return deletions.status();
+  }
+
+  txn::Update op;
+  op.removed_fragment_ids = deletions->removed_fragment_ids;
+  op.updated_fragments = deletions->updated_fragments;
+  op.new_fragments = std::move(new_fragments);
+  for (const auto& a : assignments) {
+    // Top-level fields of the assigned columns, as the reference records them.
+    const auto& field = dataset->manifest().schema.fields[a.column];
+    op.fields_for_preserving_frag_bitmap.push_back(static_cast<uint32_t>(field.id));
+  }
+  op.mode = txn::Update::Mode::kRewriteRows;
+  auto committed = txn::Commit(*store, txn::Transaction::Make(dataset->version(), std::move(op)));
+  if (!committed.ok()) {
+    writer.RemoveFiles();
+    for (const auto& f : deletions->written_files) (void)store->Delete(f);
+    return committed.status();
+  }
+  result.version = committed->version;
+  return result;
+}
+
+}  // namespace
+
+Result<UpdateResult> UpdateRows(const std::string& uri,
+                                const std::vector<std::pair<std::string, std::string>>& set,
+                                const std::string& predicate) {
+  // A version committed meanwhile that touched the same fragments is a
+  // conflict; the reference then runs the whole update again.
+  Status last;
+  for (int attempt = 0; attempt < ops::kConflictRetries; ++attempt) {
+    auto result = UpdateOnce(uri, set, predicate);
+    if (result.ok() || !txn::IsCommitConflict(result.status())) return result;
+    last = result.status();
+  }
+  return last;
+}
+
+}  // namespace lance
