@@ -4,6 +4,7 @@
 #   make test       every test: GoogleTest through ctest, then the pytest interop suite
 #   make test-asan  the same suite built with ASan+UBSan
 #   make bench      read benchmarks, lance-cpp beside pylance (BENCH_ARGS="--rows N")
+#   make bench-write  write/delete/update/merge-insert benchmarks (BENCH_ARGS="--rows N")
 JOBS ?= $(shell nproc)
 VENV := .venv
 PY := $(CURDIR)/$(VENV)/bin/python
@@ -11,7 +12,7 @@ BUILD ?= build
 ASAN_BUILD := build-asan
 CMAKE_FLAGS := -G Ninja -DLANCE_PYTHON=$(PY)
 
-.PHONY: all deps build demo test unit interop test-asan bench clean
+.PHONY: all deps build demo test unit interop test-asan bench bench-write clean
 
 all: build
 
@@ -25,7 +26,7 @@ build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	@bash scripts/demo.sh $(BUILD)/bin/lance-cpp $(PY) $(URI)
+	@bash scripts/demo.sh $(BUILD)/bin/lance-cpp $(URI)
 
 unit: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -46,6 +47,9 @@ test-asan: deps $(ASAN_BUILD)/build.ninja
 
 bench: build
 	$(PY) bench/run.py $(BENCH_ARGS)
+
+bench-write: build
+	$(PY) bench/run_write.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,11 +1,18 @@
-// lance-bench: times lance-cpp's read path on one dataset, for bench/run.py
-// to set beside pylance's numbers. Prints one JSON object per measurement.
+// lance-bench: times lance-cpp on one dataset, for bench/run.py and
+// bench/run_write.py to set beside pylance's numbers. Prints one JSON object
+// per measurement.
 //
 //   lance-bench scan URI [--columns a,b] [--repeat N]
 //   lance-bench take URI --indices-file F [--columns a,b] [--repeat N]
+//   lance-bench write URI --input F.arrow [--version V]      (input read first, untimed)
+//   lance-bench delete URI --where PRED
+//   lance-bench update URI --set COL=EXPR --where PRED
+//   lance-bench merge-insert URI --input F.arrow --on KEY     (update all + insert all)
+// The modifying modes run once: the driver hands each run a fresh copy.
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,8 +21,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <arrow/io/file.h>
+#include <arrow/ipc/reader.h>
+#include <arrow/table.h>
+
 #include "lance/dataset.h"
+#include "lance/operations.h"
+#include "lance/row_ops.h"
 #include "lance/scanner.h"
+#include "lance/write.h"
 
 namespace {
 
@@ -48,14 +62,79 @@ int Fail(const lance::Status& st) {
   return 1;
 }
 
+lance::Result<std::shared_ptr<arrow::Table>> ReadIpc(const std::string& path) {
+  LANCE_ASSIGN_OR_RAISE(auto file, arrow::io::ReadableFile::Open(path));
+  LANCE_ASSIGN_OR_RAISE(auto reader, arrow::ipc::RecordBatchFileReader::Open(file));
+  return reader->ToTable();
+}
+
+void Report(const std::string& mode, int64_t rows, double secs) {
+  nlohmann::json j = {{"mode", mode}, {"rows", rows}, {"seconds", secs}, {"peak_rss_kib", PeakRssKiB()}};
+  std::cout << j.dump() << std::endl;
+}
+
+// The modes that write: one timed run each.
+int RunModify(const std::string& mode, const std::string& uri, const std::map<std::string, std::string>& flags) {
+  auto get = [&](const std::string& k) {
+    auto it = flags.find(k);
+    return it == flags.end() ? std::string() : it->second;
+  };
+  std::shared_ptr<arrow::Table> input;
+  if (!get("--input").empty()) {
+    auto t = ReadIpc(get("--input"));
+    if (!t.ok()) return Fail(t.status());
+    input = *t;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  int64_t rows = 0;
+  if (mode == "write") {
+    lance::WriteParams params;
+    params.mode = lance::WriteMode::kCreate;
+    if (!get("--version").empty()) params.data_storage_version = get("--version");
+    auto reader = std::make_shared<arrow::TableBatchReader>(*input);
+    auto ds = lance::WriteDataset(reader, uri, params);
+    if (!ds.ok()) return Fail(ds.status());
+    rows = input->num_rows();
+  } else if (mode == "delete") {
+    auto r = lance::DeleteRows(uri, get("--where"));
+    if (!r.ok()) return Fail(r.status());
+    rows = static_cast<int64_t>(r->num_deleted_rows);
+  } else if (mode == "update") {
+    const std::string set = get("--set");
+    const auto eq = set.find('=');
+    if (eq == std::string::npos) return Fail(lance::Status::Invalid("--set needs COL=EXPR"));
+    auto r = lance::UpdateRows(uri, {{set.substr(0, eq), set.substr(eq + 1)}}, get("--where"));
+    if (!r.ok()) return Fail(r.status());
+    rows = static_cast<int64_t>(r->num_rows_updated);
+  } else if (mode == "merge-insert") {
+    lance::MergeInsertParams params;
+    params.on = SplitCommas(get("--on"));
+    params.when_matched_update_all = true;
+    params.when_not_matched_insert_all = true;
+    auto r = lance::MergeInsert(uri, std::make_shared<arrow::TableBatchReader>(*input), params);
+    if (!r.ok()) return Fail(r.status());
+    rows = static_cast<int64_t>(r->num_updated_rows + r->num_inserted_rows);
+  } else {
+    std::cerr << "error: unknown mode " << mode << "\n";
+    return 2;
+  }
+  Report(mode, rows, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::cerr << "usage: lance-bench scan|take URI [--columns a,b] [--indices-file F] [--repeat N]\n";
+    std::cerr << "usage: lance-bench scan|take|write|delete|update|merge-insert URI [flags]\n";
     return 2;
   }
   const std::string mode = argv[1], uri = argv[2];
+  if (mode != "scan" && mode != "take") {
+    std::map<std::string, std::string> flags;
+    for (int i = 3; i + 1 < argc; i += 2) flags[argv[i]] = argv[i + 1];
+    return RunModify(mode, uri, flags);
+  }
   std::vector<std::string> columns;
   std::string indices_file;
   int repeat = 3;

@@ -10,7 +10,6 @@
 #include <arrow/io/file.h>
 #include <arrow/io/stdio.h>
 #include <arrow/ipc/writer.h>
-#include <arrow/pretty_print.h>
 #include <arrow/scalar.h>
 #include <nlohmann/json.hpp>
 
@@ -169,6 +168,51 @@ Status WriteIpcFile(arrow::RecordBatchReader& reader, const std::string& out_pat
   return Status::OK();
 }
 
+// One cell as text: strings bare, everything else as its JSON.
+std::string CellText(const arrow::Array& column, int64_t row) {
+  auto scalar = column.GetScalar(row);
+  if (!scalar.ok()) return "?";
+  const auto& s = **scalar;
+  if (!s.is_valid) return "null";
+  if (s.type->id() == arrow::Type::STRING || s.type->id() == arrow::Type::LARGE_STRING) {
+    return std::string(static_cast<const arrow::BaseBinaryScalar&>(s).view());
+  }
+  return ScalarToJson(s).dump();
+}
+
+// Aligned columns under a header, one line per row.
+Status PrintTable(arrow::RecordBatchReader& reader) {
+  LANCE_ASSIGN_OR_RAISE(auto table, reader.ToTable());
+  LANCE_ASSIGN_OR_RAISE(table, table->CombineChunks());
+  const int ncols = table->num_columns();
+  std::vector<std::vector<std::string>> cells(static_cast<size_t>(ncols));
+  std::vector<size_t> width(static_cast<size_t>(ncols));
+  for (int c = 0; c < ncols; ++c) {
+    const auto& name = table->schema()->field(c)->name();
+    width[c] = name.size();
+    if (table->column(c)->num_chunks() == 0) continue;
+    const auto& column = *table->column(c)->chunk(0);
+    for (int64_t r = 0; r < column.length(); ++r) {
+      cells[c].push_back(CellText(column, r));
+      width[c] = std::max(width[c], cells[c].back().size());
+    }
+  }
+  auto line = [&](auto cell) {
+    std::string out;
+    for (int c = 0; c < ncols; ++c) {
+      std::string text = cell(c);
+      if (c + 1 < ncols) text.resize(width[c], ' ');
+      out += (c ? "  " : "") + text;
+    }
+    std::cout << out << "\n";
+  };
+  line([&](int c) { return table->schema()->field(c)->name(); });
+  line([&](int c) { return std::string(width[c], '-'); });
+  for (int64_t r = 0; r < table->num_rows(); ++r) line([&](int c) { return cells[c][r]; });
+  std::cout << "(" << table->num_rows() << " row" << (table->num_rows() == 1 ? "" : "s") << ")" << std::endl;
+  return Status::OK();
+}
+
 }  // namespace
 
 Status EmitResult(const std::shared_ptr<arrow::RecordBatchReader>& reader, const std::string& format,
@@ -176,10 +220,7 @@ Status EmitResult(const std::shared_ptr<arrow::RecordBatchReader>& reader, const
   if (!out_path.empty()) return WriteIpcFile(*reader, out_path);
   if (format == "json") return PrintJson(*reader);
   if (format == "csv") return PrintCsv(*reader);
-  LANCE_ASSIGN_OR_RAISE(auto table, reader->ToTable());
-  arrow::PrettyPrintOptions options;
-  options.skip_new_lines = false;
-  return arrow::PrettyPrint(*table, options, &std::cout);
+  return PrintTable(*reader);
 }
 
 }  // namespace lance::cli
