@@ -21,6 +21,26 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> FromTable(std::shared_ptr<arro
   return std::make_shared<arrow::TableBatchReader>(std::move(table));
 }
 
+// The batches of an Arrow IPC file, read one at a time, so a big input is
+// never held whole.
+class IpcFileBatches : public arrow::RecordBatchReader {
+ public:
+  explicit IpcFileBatches(std::shared_ptr<arrow::ipc::RecordBatchFileReader> file) : file_(std::move(file)) {}
+  std::shared_ptr<arrow::Schema> schema() const override { return file_->schema(); }
+  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* batch) override {
+    if (next_ >= file_->num_record_batches()) {
+      batch->reset();
+      return arrow::Status::OK();
+    }
+    ARROW_ASSIGN_OR_RAISE(*batch, file_->ReadRecordBatch(next_++));
+    return arrow::Status::OK();
+  }
+
+ private:
+  std::shared_ptr<arrow::ipc::RecordBatchFileReader> file_;
+  int next_ = 0;
+};
+
 }  // namespace
 
 Result<std::shared_ptr<arrow::RecordBatchReader>> OpenInput(const std::string& path) {
@@ -41,18 +61,25 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenInput(const std::string& p
   if (head == "ARROW1") {
     auto reader = arrow::ipc::RecordBatchFileReader::Open(file);
     if (!reader.ok()) return wrap(reader.status(), "an Arrow IPC file");
-    auto table = (*reader)->ToTable();
-    if (!table.ok()) return wrap(table.status(), "an Arrow IPC file");
-    return FromTable(*table);
+    return std::make_shared<IpcFileBatches>(*reader);
   }
   if (head.rfind("PAR1", 0) == 0) {
 #ifdef LANCE_HAVE_PARQUET
     auto reader = parquet::arrow::OpenFile(file, arrow::default_memory_pool());
     if (!reader.ok()) return wrap(reader.status(), "Parquet");
-    std::shared_ptr<arrow::Table> table;
-    Status st = (*reader)->ReadTable(&table);
-    if (!st.ok()) return wrap(st, "Parquet");
-    return FromTable(table);
+    // Row group by row group; the batches keep the file reader alive.
+    auto batches = (*reader)->GetRecordBatchReader();
+    if (!batches.ok()) return wrap(batches.status(), "Parquet");
+    struct Owning : arrow::RecordBatchReader {
+      std::unique_ptr<parquet::arrow::FileReader> file;
+      std::unique_ptr<arrow::RecordBatchReader> inner;
+      std::shared_ptr<arrow::Schema> schema() const override { return inner->schema(); }
+      arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* b) override { return inner->ReadNext(b); }
+    };
+    auto owning = std::make_shared<Owning>();
+    owning->file = std::move(*reader);
+    owning->inner = std::move(*batches);
+    return std::static_pointer_cast<arrow::RecordBatchReader>(owning);
 #else
     return Status::NotImplemented("cannot read input ", path,
                                   ": this build of lance-cpp has no Parquet support; convert it to Arrow IPC");

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include <arrow/array.h>
+#include <arrow/device.h>
 #include <arrow/filesystem/filesystem.h>
 #include <arrow/type.h>
 
@@ -248,7 +249,12 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
     if (st.ok()) st = CheckNullability(*array->data(), field, field.name);
     if (st.ok() && impl_->version == file::FileVersion::kV2_0) st = CheckNoNullStructs(*array->data(), field.name);
     if (!st.ok()) return st.WithMessage("writing ", impl_->name, ": ", st.message());
-    arrays.push_back(std::move(array));
+    // Buffered values are copied, as the reference does (keep_original_array
+    // false): a column waiting in the cache must not keep a whole input batch
+    // alive (an IPC batch's columns share one allocation).
+    auto copied = array->CopyTo(arrow::default_cpu_memory_manager());
+    if (!copied.ok()) return copied.status().WithMessage("writing ", impl_->name, ": ", copied.status().message());
+    arrays.push_back(std::move(*copied));
   }
   const uint64_t num_rows = static_cast<uint64_t>(batch.num_rows());
   if (num_rows == 0) return Status::OK();
