@@ -7,7 +7,7 @@
 #include <limits>
 
 #include <arrow/array.h>
-#include <arrow/device.h>
+#include <arrow/array/concatenate.h>
 #include <arrow/filesystem/filesystem.h>
 #include <arrow/type.h>
 
@@ -251,8 +251,9 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
     if (!st.ok()) return st.WithMessage("writing ", impl_->name, ": ", st.message());
     // Buffered values are copied, as the reference does (keep_original_array
     // false): a column waiting in the cache must not keep a whole input batch
-    // alive (an IPC batch's columns share one allocation).
-    auto copied = array->CopyTo(arrow::default_cpu_memory_manager());
+    // alive (an IPC batch's columns share one allocation, a slice its
+    // parent's buffers). Concatenating one array copies just its rows.
+    auto copied = arrow::Concatenate({array});
     if (!copied.ok()) return copied.status().WithMessage("writing ", impl_->name, ": ", copied.status().message());
     arrays.push_back(std::move(*copied));
   }
