@@ -33,16 +33,43 @@ class KeyEncoder {
     std::string key;
     for (const auto& column : columns_) {
       if (column->IsNull(row)) return std::nullopt;
-      auto scalar = column->GetScalar(row);
-      const std::string text = scalar.ok() ? (*scalar)->ToString() : std::string();
-      key += std::to_string(text.size());
-      key += ':';
-      key += text;
+      Append(*column, row, &key);
     }
     return key;
   }
 
  private:
+  // Integers and temporal values by their bytes, strings and binaries
+  // length-prefixed; anything else (floats, decimals, nested) by its text.
+  // Both sides' key columns have the same types, so equal keys encode alike.
+  static void Append(const arrow::Array& column, int64_t row, std::string* key) {
+    const auto id = column.type_id();
+    if (arrow::is_integer(id) || id == arrow::Type::DATE32 || id == arrow::Type::DATE64 ||
+        id == arrow::Type::TIME32 || id == arrow::Type::TIME64 || id == arrow::Type::TIMESTAMP ||
+        id == arrow::Type::DURATION) {
+      const int width = column.type()->byte_width();
+      const uint8_t* values = column.data()->buffers[1]->data();
+      key->append(reinterpret_cast<const char*>(values + (column.offset() + row) * width), static_cast<size_t>(width));
+      return;
+    }
+    std::string_view bytes;
+    if (id == arrow::Type::STRING || id == arrow::Type::BINARY) {
+      bytes = static_cast<const arrow::BinaryArray&>(column).GetView(row);
+    } else if (id == arrow::Type::LARGE_STRING || id == arrow::Type::LARGE_BINARY) {
+      bytes = static_cast<const arrow::LargeBinaryArray&>(column).GetView(row);
+    } else {
+      auto scalar = column.GetScalar(row);
+      const std::string text = scalar.ok() ? (*scalar)->ToString() : std::string();
+      *key += std::to_string(text.size());
+      *key += ':';
+      *key += text;
+      return;
+    }
+    *key += std::to_string(bytes.size());
+    *key += ':';
+    key->append(bytes.data(), bytes.size());
+  }
+
   std::vector<std::shared_ptr<arrow::Array>> columns_;
 };
 
