@@ -70,6 +70,14 @@ class FieldEncoder {
   /// Buffers `array` (the field's values for the next rows); returns the
   /// pages that are ready, in the order they are to be written.
   virtual Result<std::vector<EncodedPage>> Append(const std::shared_ptr<arrow::Array>& array) = 0;
+  /// As Append, where `copy` is the writer's copy of `original`, the array
+  /// the caller handed over (a slice keeps its offset into its parent's
+  /// buffers). The reference sizes its cache and its page splits by the
+  /// array it was handed, so the 2.0 encoders count `original`.
+  virtual Result<std::vector<EncodedPage>> AppendCopied(const std::shared_ptr<arrow::Array>& copy,
+                                                        const std::shared_ptr<arrow::Array>& original) {
+    return Append(copy);
+  }
   /// Encodes whatever is still buffered (called once, at Finish).
   virtual Result<std::vector<EncodedPage>> Flush() = 0;
   /// One entry per column, after Flush.

@@ -237,8 +237,9 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
     return Status::Invalid("writing ", impl_->name, ": the batch has ", batch.num_columns(),
                            " columns but the file schema has ", fields.size(), " fields");
   }
-  std::vector<std::shared_ptr<arrow::Array>> arrays;
+  std::vector<std::shared_ptr<arrow::Array>> arrays, originals;
   arrays.reserve(fields.size());
+  originals.reserve(fields.size());
   for (const auto& field : fields) {
     auto array = batch.GetColumnByName(field.name);
     if (!array) {
@@ -256,6 +257,7 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
     auto copied = arrow::Concatenate({array});
     if (!copied.ok()) return copied.status().WithMessage("writing ", impl_->name, ": ", copied.status().message());
     arrays.push_back(std::move(*copied));
+    originals.push_back(std::move(array));
   }
   const uint64_t num_rows = static_cast<uint64_t>(batch.num_rows());
   if (num_rows == 0) return Status::OK();
@@ -269,7 +271,7 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
   file::OutOfLineBuffers out_of_line(impl_->container->position());
   for (size_t i = 0; i < arrays.size(); ++i) {
     impl_->encoders[i]->set_out_of_line_buffers(&out_of_line);
-    auto ready = impl_->encoders[i]->Append(arrays[i]);
+    auto ready = impl_->encoders[i]->AppendCopied(arrays[i], originals[i]);
     impl_->encoders[i]->set_out_of_line_buffers(nullptr);
     if (!ready.ok()) {
       return impl_->Fail(ready.status().WithMessage("writing ", impl_->name, ", field '", fields[i].name,

@@ -121,7 +121,10 @@ class Encoder {
 
   // choose_array_encoder of the reference, applied to one array (the page's
   // values or a nested part of them). `field` is set at the top level only.
-  Result<enc::ArrayEncoding> Encode(const std::shared_ptr<arrow::Array>& array, bool use_dict, const Field* field) {
+  // `whole`: the array at the same level that `array` was cut from, when a
+  // page is a part of a larger one (see Basic).
+  Result<enc::ArrayEncoding> Encode(const std::shared_ptr<arrow::Array>& array, bool use_dict, const Field* field,
+                                    const arrow::Array* whole = nullptr) {
     const auto& type = *array->type();
     switch (type.id()) {
       case arrow::Type::DICTIONARY:
@@ -134,7 +137,7 @@ class Encoder {
       case arrow::Type::LARGE_BINARY:
         return EncodeBinary(*array, FieldCompression(field));
       case arrow::Type::FIXED_SIZE_LIST:
-        return Basic(*array, [&]() { return EncodeFsl(*array); });
+        return Basic(*array, whole, [&]() { return EncodeFsl(*array, whole); });
       case arrow::Type::STRUCT:
         return EncodePackedStruct(*array);
       case arrow::Type::NA:
@@ -143,18 +146,23 @@ class Encoder {
         if (!arrow::is_fixed_width(type.id())) {
           return Status::NotImplemented("file version 2.0 cannot store values of type ", type.ToString());
         }
-        return Basic(*array, [&]() { return EncodeFlat(*array); });
+        return Basic(*array, whole, [&]() { return EncodeFlat(*array); });
     }
   }
 
  private:
-  // BasicEncoder: the validity bitmap (if some values are null) ahead of the values.
+  // BasicEncoder: the validity bitmap (if some values are null) ahead of the
+  // values. A part cut from an array with nulls keeps the bitmap even when
+  // its own rows have none: the reference's slices share their parent's
+  // (the part of a list's items or a struct's children a batch holds, the
+  // pages max_page_bytes cuts).
   template <typename ValuesFn>
-  Result<enc::ArrayEncoding> Basic(const arrow::Array& array, ValuesFn&& values) {
+  Result<enc::ArrayEncoding> Basic(const arrow::Array& array, const arrow::Array* whole, ValuesFn&& values) {
     const int64_t n = array.length();
     const int64_t nulls = array.null_count();
     if (n == 0 || nulls == n) return AllNull();
-    if (nulls == 0) {
+    const bool has_validity = nulls > 0 || (whole != nullptr && whole->null_count() > 0);
+    if (!has_validity) {
       LANCE_ASSIGN_OR_RAISE(auto v, values());
       return NoNulls(std::move(v));
     }
@@ -182,11 +190,16 @@ class Encoder {
     return Flat(static_cast<uint64_t>(bits), page_->Add(std::move(values)));
   }
 
-  Result<enc::ArrayEncoding> EncodeFsl(const arrow::Array& array) {
+  Result<enc::ArrayEncoding> EncodeFsl(const arrow::Array& array, const arrow::Array* whole) {
     const auto& fsl = static_cast<const arrow::FixedSizeListArray&>(array);
     const int32_t dim = fsl.list_type()->list_size();
     auto items = fsl.values()->Slice(fsl.offset() * dim, fsl.length() * dim);
-    LANCE_ASSIGN_OR_RAISE(auto inner, Encode(items, false, nullptr));
+    std::shared_ptr<arrow::Array> whole_items;
+    if (whole != nullptr) {
+      const auto& w = static_cast<const arrow::FixedSizeListArray&>(*whole);
+      whole_items = w.values();
+    }
+    LANCE_ASSIGN_OR_RAISE(auto inner, Encode(items, false, nullptr, whole_items.get()));
     enc::ArrayEncoding e;
     auto* f = e.mutable_fixed_size_list();
     f->set_dimension(static_cast<uint32_t>(dim));
@@ -624,7 +637,8 @@ uint64_t DataMemorySize(const arrow::ArrayData& data, bool with_structs) {
 uint64_t ArrayMemorySize(const arrow::Array& array) { return DataMemorySize(*array.data(), true); }
 uint64_t ArrayBufferSize(const arrow::Array& array) { return DataMemorySize(*array.data(), false); }
 
-Result<EncodedValues> EncodePageValues(const arrow::ArrayVector& arrays, const Field& field) {
+Result<EncodedValues> EncodePageValues(const arrow::ArrayVector& arrays, const Field& field,
+                                       const arrow::Array* whole) {
   if (arrays.empty()) return Status::Invalid("no values to encode for field '", field.name, "'");
   std::shared_ptr<arrow::Array> values;
   if (arrays.size() == 1) {
@@ -637,7 +651,7 @@ Result<EncodedValues> EncodePageValues(const arrow::ArrayVector& arrays, const F
   PageBuffers page;
   Encoder encoder(&page);
   EncodedValues out;
-  LANCE_ASSIGN_OR_RAISE(out.encoding, encoder.Encode(values, UseDictionary(*values), &field));
+  LANCE_ASSIGN_OR_RAISE(out.encoding, encoder.Encode(values, UseDictionary(*values), &field, whole));
   out.buffers = std::move(page.buffers);
   return out;
 }

@@ -29,7 +29,10 @@ struct EncodedValues {
 
 /// Encodes the arrays a column accumulated for one page (same type, in
 /// order) as one page. `field` supplies the metadata knobs (compression).
-Result<EncodedValues> EncodePageValues(const arrow::ArrayVector& arrays, const Field& field);
+/// `whole`: the array a lone page's values were cut from (its validity
+/// decides whether the page carries one).
+Result<EncodedValues> EncodePageValues(const arrow::ArrayVector& arrays, const Field& field,
+                                       const arrow::Array* whole = nullptr);
 
 /// Bytes the reference counts for an array when deciding to flush a page
 /// (get_array_memory_size of the array as it imports it: buffers as long as

@@ -62,6 +62,11 @@ class TopLevelEncoder : public FieldEncoder {
     context_->out_of_line = out_of_line_;
     return root_->Append(array, nullptr);
   }
+  Result<std::vector<EncodedPage>> AppendCopied(const std::shared_ptr<arrow::Array>& copy,
+                                                const std::shared_ptr<arrow::Array>& original) override {
+    context_->out_of_line = out_of_line_;
+    return root_->Append(copy, original);
+  }
   Result<std::vector<EncodedPage>> Flush() override {
     context_->out_of_line = out_of_line_;
     LANCE_ASSIGN_OR_RAISE(auto pages, root_->FlushData());

@@ -58,7 +58,11 @@ class ListEncoder : public LegacyFieldEncoder {
       LANCE_ASSIGN_OR_RAISE(auto page, MakeOffsetsPage(*ready));
       pages.push_back(std::move(page));
     }
-    LANCE_ASSIGN_OR_RAISE(auto item_pages, items_->Append(items, values));
+    // The items are counted as the reference sees them: the whole child of
+    // the list it was handed.
+    std::shared_ptr<arrow::Array> counted_values = values;
+    if (unsliced) counted_values = arrow::MakeArray(unsliced->data()->child_data[0]);
+    LANCE_ASSIGN_OR_RAISE(auto item_pages, items_->Append(items, counted_values));
     if (ready && item_pages.empty()) {
       // A full offsets page takes the items buffered so far with it.
       LANCE_ASSIGN_OR_RAISE(item_pages, items_->FlushData());

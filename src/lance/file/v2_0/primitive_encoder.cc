@@ -20,6 +20,7 @@ class PrimitiveEncoder : public LegacyFieldEncoder {
                                           const std::shared_ptr<arrow::Array>& unsliced) override {
     const auto& counted = unsliced ? *unsliced : *array;
     buffer_bytes_[array.get()] = ArrayBufferSize(counted);
+    wholes_[array.get()] = unsliced ? unsliced : array;
     auto arrays = queue_.Insert(array, ArrayMemorySize(counted));
     if (!arrays) return std::vector<EncodedPage>{};
     return Pages(std::move(*arrays));
@@ -38,6 +39,7 @@ class PrimitiveEncoder : public LegacyFieldEncoder {
   Result<std::vector<EncodedPage>> Pages(arrow::ArrayVector arrays) {
     std::vector<EncodedPage> pages;
     auto sizes = std::exchange(buffer_bytes_, {});
+    auto wholes = std::exchange(wholes_, {});
     if (arrays.size() == 1) {
       // Only a single buffered array is split, in parts of equal row counts.
       const auto& array = arrays[0];
@@ -49,19 +51,20 @@ class PrimitiveEncoder : public LegacyFieldEncoder {
         for (uint64_t offset = 0; offset < len; offset += part_rows) {
           const uint64_t rows = std::min(part_rows, len - offset);
           LANCE_ASSIGN_OR_RAISE(auto page, MakePage({array->Slice(static_cast<int64_t>(offset),
-                                                                  static_cast<int64_t>(rows))}));
+                                                                  static_cast<int64_t>(rows))},
+                                                    wholes[array.get()].get()));
           pages.push_back(std::move(page));
         }
         return pages;
       }
     }
-    LANCE_ASSIGN_OR_RAISE(auto page, MakePage(arrays));
+    LANCE_ASSIGN_OR_RAISE(auto page, MakePage(arrays, arrays.size() == 1 ? wholes[arrays[0].get()].get() : nullptr));
     pages.push_back(std::move(page));
     return pages;
   }
 
-  Result<EncodedPage> MakePage(const arrow::ArrayVector& arrays) {
-    LANCE_ASSIGN_OR_RAISE(auto encoded, EncodePageValues(arrays, field_));
+  Result<EncodedPage> MakePage(const arrow::ArrayVector& arrays, const arrow::Array* whole = nullptr) {
+    LANCE_ASSIGN_OR_RAISE(auto encoded, EncodePageValues(arrays, field_, whole));
     EncodedPage page;
     page.column_index = column_;
     for (const auto& a : arrays) page.page.length += static_cast<uint64_t>(a->length());
@@ -77,6 +80,9 @@ class PrimitiveEncoder : public LegacyFieldEncoder {
   uint64_t max_page_bytes_;
   // get_buffer_memory_size of the buffered arrays, for splitting a lone one.
   std::unordered_map<const arrow::Array*, uint64_t> buffer_bytes_;
+  // The array each buffered one was cut from (itself if none), whose
+  // validity a lone array's pages keep.
+  std::unordered_map<const arrow::Array*, std::shared_ptr<arrow::Array>> wholes_;
 };
 
 }  // namespace

@@ -21,7 +21,7 @@ class StructEncoder : public LegacyFieldEncoder {
   }
 
   Result<std::vector<EncodedPage>> Append(const std::shared_ptr<arrow::Array>& array,
-                                          const std::shared_ptr<arrow::Array>&) override {
+                                          const std::shared_ptr<arrow::Array>& unsliced) override {
     if (array->null_count() > 0) {
       return Status::NotImplemented("struct field '", name_, "' has ", array->null_count(),
                                     " null values, which file version 2.0 cannot store (use 2.1 or later)");
@@ -31,7 +31,7 @@ class StructEncoder : public LegacyFieldEncoder {
     std::vector<EncodedPage> pages;
     for (size_t i = 0; i < children_.size(); ++i) {
       // Children are slices of the struct's whole children, which the reference counts.
-      auto whole = arrow::MakeArray(array->data()->child_data[i]);
+      auto whole = arrow::MakeArray((unsliced ? unsliced : array)->data()->child_data[i]);
       LANCE_ASSIGN_OR_RAISE(auto child_pages, children_[i]->Append(s.field(static_cast<int>(i)), whole));
       for (auto& p : child_pages) pages.push_back(std::move(p));
     }
