@@ -220,9 +220,57 @@ Result<std::optional<MiniCompressed>> TryInlineBitpacking(const PageValues& valu
   return std::nullopt;
 }
 
-LevelCompression ChooseLevelCompression(const std::vector<uint16_t>& levels) {
+namespace {
+
+// The block form of run-length encoding: [u64 size of the run values][run
+// values][u8 run lengths].
+constexpr uint64_t kRleBlockHeaderBytes = 8;
+
+// Defined with the mini-block RLE below.
+template <typename T>
+uint64_t RleBytes(const T* v, uint64_t n);
+template <typename T>
+void AppendRuns(const T* v, uint64_t n, std::string* values, std::string* lengths);
+
+// What bitpacking the whole page would take (one chunk inline, else out of
+// line at the widest chunk's width), if that is smaller than the raw levels.
+std::optional<uint64_t> BitpackedLevelBytes(uint64_t n, unsigned max_width) {
+  constexpr uint64_t kChunk = 1024, kBits = 16;
+  const uint64_t raw = n * 2;
+  uint64_t words;
+  if (n <= kChunk) {
+    words = 1 + kChunk * max_width / kBits;
+  } else {
+    if (max_width >= kBits) return std::nullopt;
+    const uint64_t chunks = (n + kChunk - 1) / kChunk;
+    const uint64_t chunk_words = (kChunk * max_width + kBits - 1) / kBits;
+    const uint64_t tail = n - (chunks - 1) * kChunk;
+    words = (chunks - 1) * chunk_words;
+    if (tail == kChunk) {
+      words += chunk_words;
+    } else {
+      // A short last chunk is packed only when padding it costs less than
+      // packing saves.
+      words += max_width * (kChunk - tail) < (kBits - max_width) * tail ? chunk_words : tail;
+    }
+  }
+  const uint64_t bytes = words * 2;
+  return bytes < raw ? std::optional<uint64_t>(bytes) : std::nullopt;
+}
+
+}  // namespace
+
+LevelCompression ChooseLevelCompression(const std::vector<uint16_t>& levels, FileVersion version) {
   LevelCompression out;
   const auto widths = ChunkBitWidths(levels.data(), levels.size());
+  if (version >= FileVersion::kV2_2 && !levels.empty()) {
+    const uint64_t rle = kRleBlockHeaderBytes + RleBytes(levels.data(), levels.size());
+    const auto bitpacked = BitpackedLevelBytes(levels.size(), *std::max_element(widths.begin(), widths.end()));
+    if (rle < levels.size() * 2 && !(bitpacked && *bitpacked < rle)) {
+      out.kind = LevelCompression::Kind::kRle;
+      return out;
+    }
+  }
   const bool any_zero = std::find(widths.begin(), widths.end(), 0u) != widths.end();
   const bool too_small = widths.size() == 1 && (kPackChunk * widths[0] + 7) / 8 >= levels.size() * 2;
   if (any_zero || too_small) return out;
@@ -244,6 +292,12 @@ pb21::CompressiveEncoding LevelCompression::Encoding() const {
     case Kind::kInline:
       e.mutable_inline_bitpacking()->set_uncompressed_bits_per_value(16);
       break;
+    case Kind::kRle: {
+      auto* rle = e.mutable_rle();
+      *rle->mutable_values() = FlatEncoding(16);
+      *rle->mutable_run_lengths() = FlatEncoding(8);
+      break;
+    }
     case Kind::kOutOfLine: {
       auto* o = e.mutable_out_of_line_bitpacking();
       o->set_uncompressed_bits_per_value(16);
@@ -262,6 +316,13 @@ Result<std::string> LevelCompression::Compress(const uint16_t* levels, uint64_t 
       return InlinePack<uint16_t>(levels, n, nullptr);
     case Kind::kOutOfLine:
       return OutOfLinePack<uint16_t>(levels, n, width);
+    case Kind::kRle: {
+      std::string values, lengths;
+      AppendRuns(levels, n, &values, &lengths);
+      const uint64_t values_size = values.size();
+      std::string out(reinterpret_cast<const char*>(&values_size), 8);
+      return out + values + lengths;
+    }
   }
   return Status::Invalid("unknown level compression");
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lance/file/v2_1/encode_values.h"
+#include "lance/file/version.h"
 
 namespace lance::file::v2_1::encode {
 
@@ -42,17 +43,19 @@ MiniCompressed ByteStreamSplitChunks(const PageValues& values);
 Status WrapGeneral(MiniCompressed* compressed, comp::GeneralCodec codec, std::optional<int32_t> level);
 
 // How a page's u16 levels are compressed (one choice per page, applied to
-// each chunk's slice): raw when some 1024-level run is all zeros or packing
-// cannot win, inline bitpacking for short pages, out-of-line otherwise.
+// each chunk's slice): in 2.2+ run-length encoded when that beats both the
+// raw and the bitpacked size; else raw when some 1024-level run is all zeros
+// or packing cannot win, inline bitpacking for short pages, out-of-line
+// otherwise.
 struct LevelCompression {
-  enum class Kind { kFlat, kInline, kOutOfLine } kind = Kind::kFlat;
+  enum class Kind { kFlat, kInline, kOutOfLine, kRle } kind = Kind::kFlat;
   unsigned width = 16;
 
   pb21::CompressiveEncoding Encoding() const;
   Result<std::string> Compress(const uint16_t* levels, uint64_t n) const;
 };
 
-LevelCompression ChooseLevelCompression(const std::vector<uint16_t>& levels);
+LevelCompression ChooseLevelCompression(const std::vector<uint16_t>& levels, FileVersion version);
 
 /// Bitpacks `n` 64-bit values (inline up to 1024, else out of line) into
 /// `out` when that shrinks them; false otherwise.

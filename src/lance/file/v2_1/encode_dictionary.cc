@@ -74,9 +74,17 @@ void AppendIndex(std::string* out, uint64_t i) {
 namespace {
 
 // The dictionary buffer as the reference compresses it: flat/variable in
-// 2.1; in 2.2 bitpacked (64-bit values) when that shrinks it, else lz4.
-Status CompressDictionary(std::string dictionary, const PageValues& values, FileVersion version, DictionaryPage* out) {
-  if (version >= FileVersion::kV2_2) {
+// 2.1; in 2.2 bitpacked (64-bit values) when that shrinks it, else lz4,
+// unless lance-encoding:dict-values-compression says none or zstd.
+Status CompressDictionary(std::string dictionary, const PageValues& values, FileVersion version,
+                          const CompressionParams& params, DictionaryPage* out) {
+  if (version >= FileVersion::kV2_2 && params.dict_values_compression == "none") {
+    out->dictionary = std::move(dictionary);
+  } else if (version >= FileVersion::kV2_2 && params.dict_values_compression == "zstd") {
+    LANCE_ASSIGN_OR_RAISE(out->dictionary, comp::GeneralCompress(comp::GeneralCodec::kZstd, dictionary, std::nullopt));
+    out->dictionary_encoding =
+        GeneralEncoding(comp::GeneralCodec::kZstd, std::nullopt, std::move(out->dictionary_encoding));
+  } else if (version >= FileVersion::kV2_2) {
     bool packed = false;
     if (values.kind == PageValues::Kind::kFixed && values.bits_per_value == 64) {
       std::string bitpacked;
@@ -113,7 +121,8 @@ std::string VariableDictionary(const PageValues& items) {
 
 }  // namespace
 
-Result<DictionaryPage> DictionaryFromArrow(PageValues indices, const PageValues& items, FileVersion version) {
+Result<DictionaryPage> DictionaryFromArrow(PageValues indices, const PageValues& items, FileVersion version,
+                                           const CompressionParams& params) {
   if (!items.fsl.empty()) return Status::NotImplemented("dictionaries of fixed-size lists");
   DictionaryPage out;
   out.indices = std::move(indices);
@@ -126,11 +135,12 @@ Result<DictionaryPage> DictionaryFromArrow(PageValues indices, const PageValues&
     dictionary = std::string(Bytes(items.data).substr(0, (items.num_values * items.bits_per_value + 7) / 8));
     out.dictionary_encoding = FlatEncoding(items.bits_per_value);
   }
-  LANCE_RETURN_NOT_OK(CompressDictionary(std::move(dictionary), items, version, &out));
+  LANCE_RETURN_NOT_OK(CompressDictionary(std::move(dictionary), items, version, params, &out));
   return out;
 }
 
-Result<DictionaryPage> DictionaryEncode(const PageValues& values, FileVersion version) {
+Result<DictionaryPage> DictionaryEncode(const PageValues& values, FileVersion version,
+                                        const CompressionParams& params) {
   DictionaryPage out;
   const uint64_t n = values.num_values;
   std::unordered_map<std::string_view, uint64_t> ids;
@@ -182,7 +192,7 @@ Result<DictionaryPage> DictionaryEncode(const PageValues& values, FileVersion ve
     out.dictionary_encoding = FlatEncoding(values.bits_per_value);
   }
   out.indices.data = arrow::Buffer::FromString(std::move(indices));
-  LANCE_RETURN_NOT_OK(CompressDictionary(std::move(dictionary), values, version, &out));
+  LANCE_RETURN_NOT_OK(CompressDictionary(std::move(dictionary), values, version, params, &out));
   return out;
 }
 

@@ -20,8 +20,11 @@ struct DictionaryPage {
 };
 
 bool ShouldDictionaryEncode(const PageValues& values, FileVersion version, const CompressionParams& params);
-Result<DictionaryPage> DictionaryEncode(const PageValues& values, FileVersion version);
+/// `params.dict_values_compression` picks how 2.2+ compresses the dictionary.
+Result<DictionaryPage> DictionaryEncode(const PageValues& values, FileVersion version,
+                                        const CompressionParams& params);
 /// An Arrow dictionary array's indices (kept at their key width) and items.
-Result<DictionaryPage> DictionaryFromArrow(PageValues indices, const PageValues& items, FileVersion version);
+Result<DictionaryPage> DictionaryFromArrow(PageValues indices, const PageValues& items, FileVersion version,
+                                           const CompressionParams& params);
 
 }  // namespace lance::file::v2_1::encode

@@ -156,8 +156,8 @@ Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& leve
 
   // Compress each chunk's levels with one choice per page.
   LevelCompression rep_compression, def_compression;
-  if (has_rep) rep_compression = ChooseLevelCompression(levels.rep);
-  if (has_def) def_compression = ChooseLevelCompression(levels.def);
+  if (has_rep) rep_compression = ChooseLevelCompression(levels.rep, version);
+  if (has_def) def_compression = ChooseLevelCompression(levels.def, version);
   std::vector<std::string> rep_chunks(level_ranges.size()), def_chunks(level_ranges.size());
   for (size_t c = 0; c < level_ranges.size(); ++c) {
     const auto [ls, le] = level_ranges[c];
@@ -407,6 +407,85 @@ PageData EncodeAllNull(const CompactLevels& levels, bool simple, uint64_t num_ro
   return MakePage(layout, num_rows, first_row, std::move(buffers));
 }
 
+// -------------------------------------------------------------- constant
+
+// Fixed-width scalars up to this many bytes are stored in the layout itself.
+constexpr uint64_t kMaxInlineScalarBytes = 32;
+
+// The bytes of value `k` (a bit as one 0/1 byte for booleans).
+std::string_view ValueBytes(const PageValues& values, uint64_t k, char* bit) {
+  const char* base = values.data && values.data->size() > 0 ? reinterpret_cast<const char*>(values.data->data()) : "";
+  if (values.kind == PageValues::Kind::kVariable) {
+    return {base + values.offsets[k], values.offsets[k + 1] - values.offsets[k]};
+  }
+  if (values.bits_per_value == 1) {
+    *bit = static_cast<char>((static_cast<uint8_t>(base[k / 8]) >> (k % 8)) & 1);
+    return {bit, 1};
+  }
+  const uint64_t width = values.bits_per_value / 8;
+  return {base + k * width, width};
+}
+
+// The one value all valid values of the page share (2.2+), if they do.
+// Fixed-size lists, packed structs and Arrow dictionaries never count.
+std::optional<std::string> ConstantValue(const LeafPath& path, const LeafPageInput& input, const PageValues& values) {
+  if (!values.fsl.empty() || !values.packed_bits.empty()) return std::nullopt;
+  if (values.kind == PageValues::Kind::kFixed && values.bits_per_value != 1 && values.bits_per_value % 8 != 0) {
+    return std::nullopt;
+  }
+  std::optional<std::string> first;
+  char bit = 0;
+  uint64_t k = 0;  // index of the visible value
+  for (uint16_t d : input.def) {
+    if (d > path.max_visible_def) continue;
+    if (d == 0) {
+      std::string_view v = ValueBytes(values, k, &bit);
+      if (!first) {
+        first.emplace(v);
+      } else if (v != std::string_view(*first)) {
+        return std::nullopt;
+      }
+    }
+    ++k;
+  }
+  return first;
+}
+
+// A constant page: the scalar inline (fixed width up to 32 bytes) or in a
+// value buffer ([count u32][length u32 each][buffers]: offsets and bytes for
+// variable values), then the rep and def levels when there are any.
+PageData EncodeConstant(const CompactLevels& levels, const PageValues& values, std::string scalar, uint64_t num_rows,
+                        uint64_t first_row) {
+  pb21::PageLayout layout;
+  auto* constant = layout.mutable_constant_layout();
+  SetLayers(levels.layers, constant->mutable_layers());
+  std::vector<std::string> buffers;
+  if (values.kind == PageValues::Kind::kFixed && scalar.size() <= kMaxInlineScalarBytes) {
+    constant->set_inline_value(std::move(scalar));
+  } else {
+    std::string buffer;
+    if (values.kind == PageValues::Kind::kVariable) {
+      const uint32_t offset_bytes = values.bits_per_offset / 8;
+      AppendU32(&buffer, 2);
+      AppendU32(&buffer, 2 * offset_bytes);
+      AppendU32(&buffer, static_cast<uint32_t>(scalar.size()));
+      for (uint64_t o : {uint64_t{0}, static_cast<uint64_t>(scalar.size())}) {
+        buffer.append(reinterpret_cast<const char*>(&o), offset_bytes);
+      }
+    } else {
+      AppendU32(&buffer, 1);
+      AppendU32(&buffer, static_cast<uint32_t>(scalar.size()));
+    }
+    buffer += scalar;
+    buffers.push_back(std::move(buffer));
+  }
+  if (!levels.rep.empty() || !levels.def.empty()) {
+    buffers.push_back(levels.rep.empty() ? std::string() : LevelBytes(levels.rep.data(), levels.rep.size()));
+    buffers.push_back(levels.def.empty() ? std::string() : LevelBytes(levels.def.data(), levels.def.size()));
+  }
+  return MakePage(layout, num_rows, first_row, std::move(buffers));
+}
+
 }  // namespace
 
 Result<PageData> EncodeLeafPage(const LeafPath& path, LeafPageInput input,
@@ -426,12 +505,17 @@ Result<PageData> EncodeLeafPage(const LeafPath& path, LeafPageInput input,
     LANCE_ASSIGN_OR_RAISE(CompressionParams params, ParseCompressionParams(metadata, path.name));
     LANCE_ASSIGN_OR_RAISE(PageValues indices, ToPageValues(dict.indices()));
     LANCE_ASSIGN_OR_RAISE(PageValues items, ToPageValues(dict.dictionary()));
-    LANCE_ASSIGN_OR_RAISE(DictionaryPage page, DictionaryFromArrow(std::move(indices), items, version));
+    LANCE_ASSIGN_OR_RAISE(DictionaryPage page, DictionaryFromArrow(std::move(indices), items, version, params));
     PageValues page_indices = std::move(page.indices);
     return EncodeMiniBlock(path, levels, page_indices, input.num_rows, input.first_row, version, params,
                            std::move(page));
   }
   LANCE_ASSIGN_OR_RAISE(PageValues values, ToPageValues(input.values));
+  if (version >= FileVersion::kV2_2) {
+    if (auto scalar = ConstantValue(path, input, values)) {
+      return EncodeConstant(levels, values, std::move(*scalar), input.num_rows, input.first_row);
+    }
+  }
   std::string requested;
   if (auto it = metadata.find("lance-encoding:structural-encoding"); it != metadata.end()) {
     requested = Lower(it->second);
@@ -450,7 +534,7 @@ Result<PageData> EncodeLeafPage(const LeafPath& path, LeafPageInput input,
     return EncodeMiniBlock(path, levels, values, input.num_rows, input.first_row, version, params, std::nullopt);
   }
   if (ShouldDictionaryEncode(values, version, params)) {
-    LANCE_ASSIGN_OR_RAISE(DictionaryPage dict, DictionaryEncode(values, version));
+    LANCE_ASSIGN_OR_RAISE(DictionaryPage dict, DictionaryEncode(values, version, params));
     PageValues indices = std::move(dict.indices);
     return EncodeMiniBlock(path, levels, indices, input.num_rows, input.first_row, version, params,
                            std::move(dict));

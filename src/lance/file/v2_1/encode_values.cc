@@ -209,6 +209,14 @@ Result<CompressionParams> ParseCompressionParams(const std::map<std::string, std
     if (mode == "on") params.bss_sensitivity = 1;
     if (mode == "auto") params.bss_sensitivity = 0.5;
   }
+  if (auto it = metadata.find("lance-encoding:dict-values-compression"); it != metadata.end()) {
+    params.dict_values_compression = Lower(it->second);
+    const auto& c = params.dict_values_compression;
+    if (c != "none" && c != "lz4" && c != "zstd") {
+      return Status::Invalid("leaf '", leaf_name, "': unknown lance-encoding:dict-values-compression '", it->second,
+                             "' (expected none, lz4 or zstd)");
+    }
+  }
   if (auto it = metadata.find("lance-encoding:dict-size-ratio"); it != metadata.end()) {
     try {
       params.dict_size_ratio = std::stod(it->second);

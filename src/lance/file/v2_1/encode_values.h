@@ -53,6 +53,9 @@ struct CompressionParams {
   double dict_size_ratio = 0.8;
   std::optional<int32_t> compression_level;
   double bss_sensitivity = 0.5;  // off 0, auto 0.5, on 1
+  // lance-encoding:dict-values-compression: "" (the default: bitpacked or
+  // lz4 in 2.2), "none", "lz4" or "zstd".
+  std::string dict_values_compression;
 
   // lz4/zstd requested: a general compressor wraps the value compression.
   std::optional<comp::GeneralCodec> General() const {
