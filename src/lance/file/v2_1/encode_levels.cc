@@ -326,6 +326,20 @@ Result<ShreddedLeaf> ShredLeaf(const LeafPath& path, const std::shared_ptr<arrow
     }
     return out;
   }
+  if (path.max_rep == 0) {
+    int64_t start = 0, length = array->length();
+    for (size_t j = 0; j < path.steps.size(); ++j) {
+      out.step_has_nulls.push_back(arrays[j]->Slice(start, length)->null_count() > 0);
+      if (path.steps[j].kind == LeafStep::Kind::kFixedList) {
+        start = static_cast<const arrow::FixedSizeListArray&>(*arrays[j]).value_offset(start);
+        length *= path.steps[j].dimension;
+      }
+      // The reference pushes a struct's nulls down into its children.
+      if (j > 0 && path.steps[j - 1].kind == LeafStep::Kind::kStruct && out.step_has_nulls[j - 1]) {
+        out.step_has_nulls[j] = true;
+      }
+    }
+  }
   Shredder shredder(path, arrays, &out);
   for (int64_t i = 0; i < array->length(); ++i) shredder.Row(i);
   const auto& idx = shredder.indices;
@@ -363,7 +377,8 @@ int LayerToProto(Layer layer) {
   return 0;
 }
 
-CompactLevels CompactPageLevels(const LeafPath& path, std::vector<uint16_t> rep, const std::vector<uint16_t>& def) {
+CompactLevels CompactPageLevels(const LeafPath& path, std::vector<uint16_t> rep, const std::vector<uint16_t>& def,
+                                const std::vector<bool>& nullable_steps) {
   std::vector<bool> used(static_cast<size_t>(path.max_def) + 2, false);
   for (uint16_t d : def) used[d] = true;
   std::vector<uint16_t> map(static_cast<size_t>(path.max_def) + 2, 0);
@@ -380,7 +395,7 @@ CompactLevels CompactPageLevels(const LeafPath& path, std::vector<uint16_t> rep,
                            : empties        ? Layer::kEmptyableList
                                             : Layer::kAllValidList);
     } else {
-      const bool nulls = used[base];
+      const bool nulls = used[base] || (j < nullable_steps.size() && nullable_steps[j]);
       if (nulls) map[base] = next++;
       out.layers.push_back(nulls ? Layer::kNullableItem : Layer::kAllValidItem);
     }

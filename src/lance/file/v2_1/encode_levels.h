@@ -70,6 +70,11 @@ struct ShreddedLeaf {
   /// The visible values (their validity is in `def`).
   std::shared_ptr<arrow::Array> values;
   uint64_t num_rows = 0;
+  /// Paths without lists: per step, whether its array has nulls in these
+  /// rows, a struct's pushed down into its children as the reference does.
+  /// Such a layer is nullable even when every null of it lies under a null
+  /// parent (so its def level goes unused).
+  std::vector<bool> step_has_nulls;
 };
 
 /// Shreds `array` (the rows of the top-level field) for one leaf.
@@ -82,8 +87,10 @@ struct CompactLevels {
   std::vector<uint16_t> def;  // empty if every level is 0
 };
 
-/// Narrows widest-layering levels to the layers they use.
-CompactLevels CompactPageLevels(const LeafPath& path, std::vector<uint16_t> rep, const std::vector<uint16_t>& def);
+/// Narrows widest-layering levels to the layers they use (and the steps
+/// `nullable_steps` marks, if given).
+CompactLevels CompactPageLevels(const LeafPath& path, std::vector<uint16_t> rep, const std::vector<uint16_t>& def,
+                                const std::vector<bool>& nullable_steps = {});
 
 /// The pb RepDefLayer value of a layer.
 int LayerToProto(Layer layer);

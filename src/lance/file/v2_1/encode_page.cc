@@ -414,7 +414,7 @@ Result<PageData> EncodeLeafPage(const LeafPath& path, LeafPageInput input,
   const uint64_t num_values = static_cast<uint64_t>(input.values->length());
   uint64_t valid_values = 0;
   for (uint16_t d : input.def) valid_values += d == 0 ? 1 : 0;
-  CompactLevels levels = CompactPageLevels(path, std::move(input.rep), input.def);
+  CompactLevels levels = CompactPageLevels(path, std::move(input.rep), input.def, input.nullable_steps);
   if (num_values == 0 || valid_values == 0) {
     const bool simple = num_values > 0 && levels.rep.empty() && levels.layers.size() == 1;
     return EncodeAllNull(levels, simple, input.num_rows, input.first_row);

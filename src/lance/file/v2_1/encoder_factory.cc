@@ -123,6 +123,7 @@ struct LeafColumn {
   LeafPath path;
   std::map<std::string, std::string> metadata;
   std::vector<uint16_t> rep, def;
+  std::vector<bool> step_has_nulls;  // of the buffered rows
   std::vector<std::shared_ptr<arrow::Array>> values;
   // Buffered rows: top-level rows times path.items_per_row (a fixed-size
   // list of structs makes each row that many page rows, as the reference).
@@ -154,6 +155,10 @@ class StructuralFieldEncoder : public FieldEncoder {
       }
       leaf.rep.insert(leaf.rep.end(), shredded->rep.begin(), shredded->rep.end());
       leaf.def.insert(leaf.def.end(), shredded->def.begin(), shredded->def.end());
+      leaf.step_has_nulls.resize(shredded->step_has_nulls.size(), false);
+      for (size_t j = 0; j < shredded->step_has_nulls.size(); ++j) {
+        if (shredded->step_has_nulls[j]) leaf.step_has_nulls[j] = true;
+      }
       leaf.cache_bytes += ReferenceMemorySize(*shredded->values);
       leaf.values.push_back(std::move(shredded->values));
       leaf.rows += shredded->num_rows;
@@ -199,7 +204,7 @@ class StructuralFieldEncoder : public FieldEncoder {
       return Annotate(Status::Invalid("blob leaf '", leaf.path.name, "' takes large_binary values, got ",
                                       shredded.values->type()->ToString()));
     }
-    auto levels = v2_1::CompactPageLevels(leaf.path, std::move(shredded.rep), shredded.def);
+    auto levels = v2_1::CompactPageLevels(leaf.path, std::move(shredded.rep), shredded.def, shredded.step_has_nulls);
     auto ready = leaf.blob->Append(static_cast<const arrow::LargeBinaryArray&>(*shredded.values), levels.def,
                                    levels.layers, out_of_line_);
     if (!ready.ok()) return Annotate(ready.status());
@@ -241,6 +246,7 @@ class StructuralFieldEncoder : public FieldEncoder {
       input.values = values->Slice(static_cast<int64_t>(value_pos), static_cast<int64_t>(visible));
       value_pos += visible;
       input.num_rows = rows;
+      input.nullable_steps = leaf.step_has_nulls;
       input.first_row = leaf.first_row + row / path.items_per_row;
       auto page = v2_1::EncodeLeafPage(path, std::move(input), leaf.metadata, options_.version);
       if (!page.ok()) return Annotate(page.status());
@@ -255,6 +261,7 @@ class StructuralFieldEncoder : public FieldEncoder {
     leaf.cache_bytes = 0;
     leaf.rep.clear();
     leaf.def.clear();
+    leaf.step_has_nulls.clear();
     leaf.values.clear();
     return Status::OK();
   }
