@@ -280,7 +280,9 @@ Result<PageData> EncodeFullZip(const LeafPath& path, const CompactLevels& levels
   std::optional<std::string> symbol_table;
   bool per_value_zstd = false;
   PageValues fsst_values;
-  if (UsePerValueZstd(input_values, params)) {
+  if (input_values.row_encoding) {
+    // Packed rows: their children were compressed when packed.
+  } else if (UsePerValueZstd(input_values, params)) {
     LANCE_ASSIGN_OR_RAISE(fsst_values, CompressEachValue(input_values));
     per_value_zstd = true;
   } else if (UseFsst(input_values, params)) {
@@ -363,7 +365,8 @@ Result<PageData> EncodeFullZip(const LeafPath& path, const CompactLevels& levels
     *fz->mutable_value_compression() = FixedEncoding(values);
   } else {
     fz->set_bits_per_offset(values.bits_per_offset);
-    *fz->mutable_value_compression() = VariableEncoding(values.bits_per_offset);
+    *fz->mutable_value_compression() =
+        values.row_encoding ? *values.row_encoding : VariableEncoding(values.bits_per_offset);
     if (symbol_table) {
       *fz->mutable_value_compression() = FsstEncoding(std::move(*symbol_table), fz->value_compression());
     }
@@ -493,7 +496,7 @@ Result<PageData> EncodeLeafPage(const LeafPath& path, LeafPageInput input,
   const uint64_t num_values = static_cast<uint64_t>(input.values->length());
   uint64_t valid_values = 0;
   for (uint16_t d : input.def) valid_values += d == 0 ? 1 : 0;
-  CompactLevels levels = CompactPageLevels(path, std::move(input.rep), input.def);
+  CompactLevels levels = CompactPageLevels(path, std::move(input.rep), input.def, input.nullable_steps);
   if (num_values == 0 || valid_values == 0) {
     const bool simple = num_values > 0 && levels.rep.empty() && levels.layers.size() == 1;
     return EncodeAllNull(levels, simple, input.num_rows, input.first_row);
@@ -527,9 +530,20 @@ Result<PageData> EncodeLeafPage(const LeafPath& path, LeafPageInput input,
   const bool mini_block = requested.empty() ? MaxValueBytes(values) < kMiniBlockMaxValueBytes
                                             : requested == "miniblock";
   LANCE_ASSIGN_OR_RAISE(CompressionParams params, ParseCompressionParams(metadata, path.name));
+  if (values.row_encoding) {
+    // Packed rows with variable-width children: always full-zip.
+    if (version < FileVersion::kV2_2) {
+      return Status::NotImplemented("leaf '", path.name, "': a packed struct with variable-width children needs "
+                                    "file version 2.2 or later");
+    }
+    return EncodeFullZip(path, levels, values, input.num_rows, input.first_row, params);
+  }
   if (!values.packed_bits.empty()) {
     if (!mini_block) {
-      return Status::NotImplemented("leaf '", path.name, "': packed struct rows of 256 bytes or more (full-zip)");
+      // As the reference: fixed-width packed rows are never compressed value by value.
+      return Status::NotImplemented("leaf '", path.name, "': packed struct rows of ", values.bits_per_value / 8,
+                                    " bytes (256 or more need full-zip, which the reference does not use for "
+                                    "fixed-width-only packed structs)");
     }
     return EncodeMiniBlock(path, levels, values, input.num_rows, input.first_row, version, params, std::nullopt);
   }

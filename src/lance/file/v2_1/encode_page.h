@@ -26,6 +26,9 @@ struct LeafPageInput {
   std::shared_ptr<arrow::Array> values;
   uint64_t num_rows = 0;
   uint64_t first_row = 0;
+  /// Steps whose layer is nullable even if no level uses it (see
+  /// ShreddedLeaf::step_has_nulls); empty for none.
+  std::vector<bool> nullable_steps;
 };
 
 /// Encodes one page. `metadata` is the leaf field's metadata

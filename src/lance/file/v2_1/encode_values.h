@@ -44,6 +44,9 @@ struct PageValues {
   bool is_string = false;  // utf8 (FSST applies to strings, not binary)
   // A packed struct: the children's widths; each value is one row of them.
   std::vector<uint64_t> packed_bits;
+  // A packed struct with variable-width children (kVariable, one value per
+  // row): how the rows are laid out (a VariablePackedStruct).
+  std::optional<pb21::CompressiveEncoding> row_encoding;
 };
 
 // What the field metadata asks of the compression.

@@ -13,6 +13,7 @@
 
 #include "lance/file/field_encoder.h"
 #include "lance/file/v2_0/array_encoder.h"
+#include "lance/file/v2_1/encode_blob.h"
 #include "lance/file/v2_1/encode_levels.h"
 #include "lance/file/v2_1/encode_page.h"
 
@@ -33,7 +34,7 @@ const Field& LeafFieldOf(const Field& top, const LeafPath& path) {
   for (const auto& step : path.steps) {
     if (step.kind == LeafStep::Kind::kStruct) {
       f = &f->children[step.child_index];
-    } else if (step.kind == LeafStep::Kind::kList) {
+    } else if (step.kind == LeafStep::Kind::kList || step.kind == LeafStep::Kind::kFixedList) {
       f = &f->children[0];
     }
   }
@@ -122,10 +123,16 @@ struct LeafColumn {
   LeafPath path;
   std::map<std::string, std::string> metadata;
   std::vector<uint16_t> rep, def;
+  std::vector<bool> step_has_nulls;  // of the buffered rows
   std::vector<std::shared_ptr<arrow::Array>> values;
+  // Buffered rows: top-level rows times path.items_per_row (a fixed-size
+  // list of structs makes each row that many page rows, as the reference).
   uint64_t rows = 0;
-  uint64_t first_row = 0;  // of the buffered rows
+  uint64_t first_row = 0;  // top-level row of the buffered rows
   uint64_t cache_bytes = 0;  // what the reference counts against the cache
+  // A blob leaf hands its values to its own encoder at once (nothing above
+  // is buffered for it).
+  std::unique_ptr<v2_1::BlobLeafEncoder> blob;
 };
 
 class StructuralFieldEncoder : public FieldEncoder {
@@ -142,8 +149,16 @@ class StructuralFieldEncoder : public FieldEncoder {
       auto& leaf = leaves_[i];
       auto shredded = v2_1::ShredLeaf(leaf.path, array);
       if (!shredded.ok()) return Annotate(shredded.status());
+      if (leaf.blob) {
+        LANCE_RETURN_NOT_OK(AppendBlob(leaf, std::move(*shredded), &pages));
+        continue;
+      }
       leaf.rep.insert(leaf.rep.end(), shredded->rep.begin(), shredded->rep.end());
       leaf.def.insert(leaf.def.end(), shredded->def.begin(), shredded->def.end());
+      leaf.step_has_nulls.resize(shredded->step_has_nulls.size(), false);
+      for (size_t j = 0; j < shredded->step_has_nulls.size(); ++j) {
+        if (shredded->step_has_nulls[j]) leaf.step_has_nulls[j] = true;
+      }
       leaf.cache_bytes += ReferenceMemorySize(*shredded->values);
       leaf.values.push_back(std::move(shredded->values));
       leaf.rows += shredded->num_rows;
@@ -154,20 +169,49 @@ class StructuralFieldEncoder : public FieldEncoder {
 
   Result<std::vector<EncodedPage>> Flush() override {
     std::vector<EncodedPage> pages;
-    for (size_t i = 0; i < leaves_.size(); ++i) LANCE_RETURN_NOT_OK(FlushLeaf(i, &pages));
+    for (size_t i = 0; i < leaves_.size(); ++i) {
+      if (leaves_[i].blob) {
+        auto flushed = leaves_[i].blob->Flush();
+        if (!flushed.ok()) return Annotate(flushed.status());
+        for (auto& p : *flushed) pages.push_back(std::move(p));
+      } else {
+        LANCE_RETURN_NOT_OK(FlushLeaf(i, &pages));
+      }
+    }
     return pages;
   }
 
   Result<std::vector<EncodedColumn>> FinishColumns() override {
     std::vector<EncodedColumn> columns(leaves_.size());
-    for (auto& c : columns) {
-      c.encoding_type_url = kColumnEncodingTypeUrl;
-      c.encoding.assign(kValuesColumnEncoding, sizeof(kValuesColumnEncoding));
+    for (size_t i = 0; i < leaves_.size(); ++i) {
+      if (leaves_[i].blob) {
+        LANCE_ASSIGN_OR_RAISE(auto blob_columns, leaves_[i].blob->FinishColumns());
+        if (blob_columns.size() != 1) return Status::Invalid("a blob leaf finished ", blob_columns.size(), " columns");
+        columns[i] = std::move(blob_columns[0]);
+        continue;
+      }
+      columns[i].encoding_type_url = kColumnEncodingTypeUrl;
+      columns[i].encoding.assign(kValuesColumnEncoding, sizeof(kValuesColumnEncoding));
     }
     return columns;
   }
 
  private:
+  // A blob leaf's levels take the layers this batch needs (the reference
+  // serializes each batch's rep/def on its own).
+  Status AppendBlob(LeafColumn& leaf, v2_1::ShreddedLeaf shredded, std::vector<EncodedPage>* pages) {
+    if (shredded.values->type_id() != arrow::Type::LARGE_BINARY) {
+      return Annotate(Status::Invalid("blob leaf '", leaf.path.name, "' takes large_binary values, got ",
+                                      shredded.values->type()->ToString()));
+    }
+    auto levels = v2_1::CompactPageLevels(leaf.path, std::move(shredded.rep), shredded.def, shredded.step_has_nulls);
+    auto ready = leaf.blob->Append(static_cast<const arrow::LargeBinaryArray&>(*shredded.values), levels.def,
+                                   levels.layers, out_of_line_);
+    if (!ready.ok()) return Annotate(ready.status());
+    for (auto& p : *ready) pages->push_back(std::move(p));
+    return Status::OK();
+  }
+
   Status Annotate(const Status& st) const {
     return st.WithMessage("encoding field '", name_, "': ", st.message());
   }
@@ -202,7 +246,8 @@ class StructuralFieldEncoder : public FieldEncoder {
       input.values = values->Slice(static_cast<int64_t>(value_pos), static_cast<int64_t>(visible));
       value_pos += visible;
       input.num_rows = rows;
-      input.first_row = leaf.first_row + row;
+      input.nullable_steps = leaf.step_has_nulls;
+      input.first_row = leaf.first_row + row / path.items_per_row;
       auto page = v2_1::EncodeLeafPage(path, std::move(input), leaf.metadata, options_.version);
       if (!page.ok()) return Annotate(page.status());
       pages->push_back({first_column_ + static_cast<uint32_t>(index), std::move(*page)});
@@ -211,11 +256,12 @@ class StructuralFieldEncoder : public FieldEncoder {
       return Annotate(Status::Invalid("leaf '", path.name, "' has ", values->length(), " values but its levels show ",
                                       value_pos));
     }
-    leaf.first_row += leaf.rows;
+    leaf.first_row += leaf.rows / path.items_per_row;  // top-level rows, as the reference counts them
     leaf.rows = 0;
     leaf.cache_bytes = 0;
     leaf.rep.clear();
     leaf.def.clear();
+    leaf.step_has_nulls.clear();
     leaf.values.clear();
     return Status::OK();
   }
@@ -237,11 +283,16 @@ Result<std::unique_ptr<FieldEncoder>> MakeFieldEncoderV2_1(const Field& field, u
   if (options.version == FileVersion::kV2_1 && ContainsMap(field)) {
     return Status::NotImplemented("field '", field.name, "': the map type needs file version 2.2 or later");
   }
-  auto paths = v2_1::LeafPathsOf(field);
+  auto paths = v2_1::LeafPathsOf(field, options.version);
   if (!paths.ok()) return paths.status().WithMessage("field '", field.name, "': ", paths.status().message());
   std::vector<LeafColumn> leaves;
   for (auto& path : *paths) {
     LeafColumn leaf;
+    if (path.blob) {
+      const uint32_t column = first_column + static_cast<uint32_t>(leaves.size());
+      LANCE_ASSIGN_OR_RAISE(leaf.blob, v2_1::BlobLeafEncoder::Make(path.name, LeafFieldOf(field, path).nullable,
+                                                                   column, options));
+    }
     leaf.metadata = field.metadata;
     for (const auto& [k, v] : LeafFieldOf(field, path).metadata) leaf.metadata[k] = v;
     leaf.path = std::move(path);

@@ -78,6 +78,18 @@ Result<DataBlock> DecodeVariablePackedStruct(const pb21::VariablePackedStruct& d
   for (uint64_t r = 0; r < n; ++r) {
     uint64_t cursor = VariableOffset(rows, r);
     const uint64_t end = VariableOffset(rows, r + 1);
+    if (cursor == end) {
+      // A null row stores no bytes (full-zip keeps values of def 0 only);
+      // every real row holds at least a length or a fixed-width value.
+      for (auto& a : acc) {
+        if (a.fixed) {
+          a.data.append(a.width, '\0');
+        } else {
+          a.offsets.push_back(a.data.size());
+        }
+      }
+      continue;
+    }
     for (auto& a : acc) {
       if (a.fixed) {
         if (end - cursor < a.width) return Corrupt("variable packed struct row ", r, " is truncated");
