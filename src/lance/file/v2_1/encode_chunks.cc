@@ -61,7 +61,9 @@ Result<MiniCompressed> ChunkFixed(const PageValues& values) {
     const uint64_t rows = std::min(per_chunk, n - row);
     MiniChunk chunk;
     chunk.num_values = rows;
-    chunk.log_num_values = row + rows < n ? log : 0;
+    // Full chunks say their size, the last one too; only a short last
+    // chunk says 0 (its count follows from the page's).
+    chunk.log_num_values = rows == per_chunk ? log : 0;
     uint64_t start = row, count = rows;
     for (size_t l = 0; l < values.fsl.size(); ++l) {
       start *= values.fsl[l].dimension;
