@@ -215,8 +215,6 @@ class CompatBatchTest : public ::testing::TestWithParam<std::string> {
   std::string Fixture() const { return ReadFileBytes(kFixtures / FixtureName()); }
 };
 
-// 2.1/2.2 fail until the writer stores blob columns in 2.1+ (the batch's
-// `blob` column); their other columns are covered by the wide batch.
 TEST_P(CompatBatchTest, WriterEmitsTheFixtureBytes) {
   const std::string fixture = Fixture();
   ASSERT_FALSE(fixture.empty()) << kFixtures / FixtureName();
