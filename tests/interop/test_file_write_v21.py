@@ -508,10 +508,11 @@ def _packed_table(rows, type_, name="p"):
     return pa.table({name: pa.array(rows, type_)}, schema=schema)
 
 
-def _packed_variable_batches(n=3000):
+def _packed_variable_batches(n=3000, child_meta=None):
     rng = np.random.default_rng(11)
-    t = pa.struct([pa.field("a", pa.int32()), pa.field("s", pa.string()), pa.field("f", pa.float64()),
-                   pa.field("lb", pa.large_binary())])
+    meta = child_meta or {}
+    t = pa.struct([pa.field("a", pa.int32()), pa.field("s", pa.string(), metadata=meta.get("s")),
+                   pa.field("f", pa.float64()), pa.field("lb", pa.large_binary(), metadata=meta.get("lb"))])
     words = _strings(rng, n, 0.0, 0, 20)
     rows = [None if rng.random() < 0.1 else
             {"a": int(rng.integers(0, 1000)), "s": words[i], "f": float(rng.standard_normal()),
@@ -530,10 +531,14 @@ def _fsl_struct_table(n=500, p=0.2, dim=3):
     return pa.table({"f": pa.FixedSizeListArray.from_arrays(items, dim, mask=_pmask(rng, n, p))})
 
 
-@pytest.mark.parametrize("which", ["packed_variable", "fsl_struct"])
+@pytest.mark.parametrize("which", ["packed_variable", "packed_child_metadata", "fsl_struct"])
 def test_struct_shapes_same_bytes_as_pylance_2_2(tmp_path, which):
     if which == "packed_variable":
         batches = _packed_variable_batches()
+    elif which == "packed_child_metadata":
+        # a child's own metadata steers its compression (not the struct's)
+        batches = _packed_variable_batches(6000, {"s": {"lance-encoding:compression": "none"},
+                                                  "lb": {"lance-encoding:compression": "zstd"}})
     else:
         batches = [_fsl_struct_table()]  # pylance 14.0.2 panics on a second batch of these
     want = pa.concat_tables(batches)
