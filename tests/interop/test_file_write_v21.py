@@ -436,6 +436,7 @@ def test_blob_columns(tmp_path, version, which):
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_blob_with_small_cache_and_other_columns(tmp_path, version):
+    cache = 1024
     rng = np.random.default_rng(8)
     n = 900
     vals = [None if rng.random() < 0.1 else bytes(rng.integers(0, 256, int(k), dtype=np.uint8))
@@ -445,13 +446,27 @@ def test_blob_with_small_cache_and_other_columns(tmp_path, version):
     table = pa.table({"id": pa.array(range(n), pa.int64()), "b": pa.array(vals, pa.large_binary()),
                       "s": pa.array([f"value-{i * 7919 % 1000}" for i in range(n)])}, schema=schema)
     batches = table.to_batches(max_chunksize=200)
-    ours = _lance_cpp_write_batches(tmp_path, batches, version, "--data-cache-bytes", 1024)
+    ours = _lance_cpp_write_batches(tmp_path, batches, version, "--data-cache-bytes", cache)
     ref = tmp_path / f"py-{version}.lance"
-    with LanceFileWriter(str(ref), schema, version=version, data_cache_bytes=1024) as w:
+    with LanceFileWriter(str(ref), schema, version=version, data_cache_bytes=cache) as w:
         for b in batches:
             w.write_batch(b)
     _assert_tables_equal(LanceFileReader(str(ours)).read_all().to_table(), table)
     assert min(len(c.pages) for c in LanceFileReader(str(ours)).metadata().columns) > 1
+    assert ours.read_bytes() == ref.read_bytes()
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("cache", [3000, 9999, 40000])
+def test_blob_pages_cut_where_pylance_cuts_them(tmp_path, version, cache):
+    # The descriptions count against the cache as the reference counts them.
+    rng = np.random.default_rng(9)
+    vals = [None if rng.random() < 0.1 else bytes(rng.integers(0, 256, int(k), dtype=np.uint8))
+            for k in rng.integers(0, 50, 3000)]
+    batches = _blob_table(vals).to_batches(max_chunksize=100)
+    ours = _lance_cpp_write_batches(tmp_path, batches, version, "--data-cache-bytes", cache)
+    ref = _pylance_write(tmp_path / f"py-{version}.lance", batches, version, data_cache_bytes=cache)
+    assert len(LanceFileReader(str(ours)).metadata().columns[0].pages) > 1
     assert ours.read_bytes() == ref.read_bytes()
 
 
@@ -493,10 +508,11 @@ def _packed_table(rows, type_, name="p"):
     return pa.table({name: pa.array(rows, type_)}, schema=schema)
 
 
-def _packed_variable_batches(n=3000):
+def _packed_variable_batches(n=3000, child_meta=None):
     rng = np.random.default_rng(11)
-    t = pa.struct([pa.field("a", pa.int32()), pa.field("s", pa.string()), pa.field("f", pa.float64()),
-                   pa.field("lb", pa.large_binary())])
+    meta = child_meta or {}
+    t = pa.struct([pa.field("a", pa.int32()), pa.field("s", pa.string(), metadata=meta.get("s")),
+                   pa.field("f", pa.float64()), pa.field("lb", pa.large_binary(), metadata=meta.get("lb"))])
     words = _strings(rng, n, 0.0, 0, 20)
     rows = [None if rng.random() < 0.1 else
             {"a": int(rng.integers(0, 1000)), "s": words[i], "f": float(rng.standard_normal()),
@@ -515,10 +531,14 @@ def _fsl_struct_table(n=500, p=0.2, dim=3):
     return pa.table({"f": pa.FixedSizeListArray.from_arrays(items, dim, mask=_pmask(rng, n, p))})
 
 
-@pytest.mark.parametrize("which", ["packed_variable", "fsl_struct"])
+@pytest.mark.parametrize("which", ["packed_variable", "packed_child_metadata", "fsl_struct"])
 def test_struct_shapes_same_bytes_as_pylance_2_2(tmp_path, which):
     if which == "packed_variable":
         batches = _packed_variable_batches()
+    elif which == "packed_child_metadata":
+        # a child's own metadata steers its compression (not the struct's)
+        batches = _packed_variable_batches(6000, {"s": {"lance-encoding:compression": "none"},
+                                                  "lb": {"lance-encoding:compression": "zstd"}})
     else:
         batches = [_fsl_struct_table()]  # pylance 14.0.2 panics on a second batch of these
     want = pa.concat_tables(batches)
@@ -528,6 +548,23 @@ def test_struct_shapes_same_bytes_as_pylance_2_2(tmp_path, which):
     _assert_tables_equal(_lance_cpp_read(tmp_path, ref), want)
     assert column_signatures(ours) == column_signatures(ref)
     assert ours.read_bytes() == ref.read_bytes()
+
+
+def test_fsl_struct_inside_struct_same_bytes_as_pylance(tmp_path):
+    # Struct nulls reach the fixed-size list (pushed down) but not its items.
+    rng = np.random.default_rng(5)
+    n = 400
+    f = _fsl_struct_table(n, p=0.2, dim=2)["f"].combine_chunks()
+    outer = pa.StructArray.from_arrays(
+        [pa.array(rng.integers(0, 9, n), pa.int32(), mask=_mask(rng, n, 0.1)), f,
+         pa.StructArray.from_arrays([pa.array(_strings(rng, n, 0.3))], names=["t"], mask=_pmask(rng, n, 0.2))],
+        names=["x", "f", "inner"], mask=_pmask(rng, n, 0.25))
+    table = pa.table({"s": outer})
+    ours = _lance_cpp_write(tmp_path, table, "2.2")
+    ref = _pylance_write(tmp_path / "py-2.2.lance", table.to_batches(), "2.2")
+    assert ours.read_bytes() == ref.read_bytes()
+    # (pylance 14.0.2 cannot read a fixed-size list of structs inside a struct back)
+    _assert_tables_equal(_lance_cpp_read(tmp_path, ref), table)
 
 
 def test_fsl_struct_many_batches_and_pages(tmp_path):

@@ -582,12 +582,193 @@ TEST(EncoderV2_1, RefusesWhatItCannotWrite) {
   field.metadata["packed"] = "true";
   Field child;
   child.name = "x";
-  child.logical_type = "string";
+  child.logical_type = "bool";  // bit-wide: not packable (string children are, in 2.2)
   field.children.push_back(child);
   EncoderOptions options;
   auto encoder = MakeFieldEncoderV2_1(field, 0, options);
   ASSERT_FALSE(encoder.ok());
   EXPECT_NE(encoder.status().message().find("'p'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lance::file
+
+namespace lance::file {
+namespace {
+
+// Blob columns: the encoder puts values in out-of-line buffers at the
+// positions a file would give them; reading them back goes through a blob
+// reader over those buffers.
+struct BlobRoundTrip {
+  std::shared_ptr<Array> decoded;
+  std::vector<ColumnData> columns;
+  uint64_t out_of_line_bytes = 0;
+};
+
+Result<BlobRoundTrip> EncodeDecodeBlob(const std::shared_ptr<Array>& array, FileVersion version, int slices,
+                                       EncoderOptions options = {}) {
+  auto arrow_schema = arrow::schema({arrow::field("f", array->type(), true)});
+  LANCE_ASSIGN_OR_RAISE(Schema schema, Schema::FromArrow(*arrow_schema));
+  Field field = schema.fields[0];
+  if (field.logical_type == "large_binary") {
+    field.metadata["lance-encoding:blob"] = "true";
+  } else {
+    for (auto& c : field.children) {
+      if (c.logical_type == "large_binary") c.metadata["lance-encoding:blob"] = "true";
+    }
+  }
+  options.version = version;
+  LANCE_ASSIGN_OR_RAISE(auto encoder, MakeFieldEncoderV2_1(field, 0, options));
+  BlobRoundTrip out;
+  out.columns.resize(encoder->num_columns());
+  std::string file(128, 'P');  // something before the first value
+  auto take = [&](std::vector<EncodedPage> pages, const OutOfLineBuffers& buffers) -> Status {
+    for (const auto& b : buffers.buffers()) {
+      file.append(reinterpret_cast<const char*>(b->data()), static_cast<size_t>(b->size()));
+      file.append((64 - b->size() % 64) % 64, 'H');
+    }
+    for (auto& p : pages) out.columns.at(p.column_index).pages.push_back(std::move(p.page));
+    return Status::OK();
+  };
+  const int64_t n = array->length();
+  int64_t start = 0;
+  for (int s = 0; s < slices; ++s) {
+    const int64_t end = s + 1 == slices ? n : n * (s + 1) / slices;
+    OutOfLineBuffers buffers(file.size());
+    encoder->set_out_of_line_buffers(&buffers);
+    LANCE_ASSIGN_OR_RAISE(auto pages, encoder->Append(array->Slice(start, end - start)));
+    LANCE_RETURN_NOT_OK(take(std::move(pages), buffers));
+    start = end;
+  }
+  OutOfLineBuffers buffers(file.size());
+  encoder->set_out_of_line_buffers(&buffers);
+  LANCE_ASSIGN_OR_RAISE(auto pages, encoder->Flush());
+  LANCE_RETURN_NOT_OK(take(std::move(pages), buffers));
+  out.out_of_line_bytes = file.size() - 128;
+  v2_1::BlobReader reader = [&](uint64_t position, uint64_t size) -> Result<std::shared_ptr<arrow::Buffer>> {
+    if (position + size > file.size()) return Status::Invalid("blob read past the end");
+    return arrow::Buffer::FromString(file.substr(position, size));
+  };
+  LANCE_ASSIGN_OR_RAISE(out.decoded, v2_1::DecodeField(field, out.columns, static_cast<uint64_t>(n), version,
+                                                       arrow::default_memory_pool(), reader));
+  return out;
+}
+
+std::string BlobInnerLayoutOf(const PageData& page) {
+  v2_1::pb21::PageLayout layout;
+  EXPECT_TRUE(layout.ParseFromString(page.encoding));
+  if (layout.layout_case() != v2_1::pb21::PageLayout::kBlobLayout) return "not a blob page";
+  return layout.blob_layout().inner_layout().has_mini_block_layout() ? "mini_block" : "other";
+}
+
+TEST(EncoderV2_1, BlobColumnsRoundTripThroughOutOfLineBuffers) {
+  for (auto version : {FileVersion::kV2_1, FileVersion::kV2_2}) {
+    for (double null_prob : {0.0, 0.3}) {
+      RandomArrays gen(31);
+      gen.max_string_ = 200;
+      auto array = gen.Make(arrow::large_binary(), 1000, null_prob);
+      auto result = EncodeDecodeBlob(array, version, 4);
+      ASSERT_TRUE(result.ok()) << result.status().ToString();
+      EXPECT_TRUE(result->decoded->Equals(*array));
+      ASSERT_EQ(result->columns.size(), 1u);
+      for (const auto& page : result->columns[0].pages) EXPECT_EQ(BlobInnerLayoutOf(page), "mini_block");
+      // Each non-empty value sits in its own 64-byte aligned slot.
+      const auto& values = static_cast<const arrow::LargeBinaryArray&>(*array);
+      uint64_t expected = 0;
+      for (int64_t i = 0; i < values.length(); ++i) {
+        const uint64_t size = values.IsNull(i) ? 0 : static_cast<uint64_t>(values.value_length(i));
+        expected += size + (64 - size % 64) % 64;
+      }
+      EXPECT_EQ(result->out_of_line_bytes, expected);
+    }
+  }
+}
+
+TEST(EncoderV2_1, BlobPageEndsWhereTheBatchNullsChange) {
+  auto array = *arrow::json::ArrayFromJSONString(arrow::large_binary(),
+                                                 R"(["a", "b", "c", null, "", "d", "e", "f"])");
+  // Slices of 2: [a b] [c null] ["" d] [e f]: all-valid, nullable, all-valid, all-valid.
+  auto result = EncodeDecodeBlob(array, FileVersion::kV2_2, 4);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->decoded->Equals(*array));
+  EXPECT_EQ(result->columns[0].pages.size(), 3u);
+}
+
+TEST(EncoderV2_1, BlobsInsideStructs) {
+  auto type = arrow::struct_({arrow::field("x", arrow::int32()), arrow::field("b", arrow::large_binary())});
+  auto array = *arrow::json::ArrayFromJSONString(
+      type, R"([{"x": 1, "b": "abc"}, {"x": 2, "b": null}, null, {"x": 4, "b": ""}, {"x": null, "b": "zz"}])");
+  for (auto version : {FileVersion::kV2_1, FileVersion::kV2_2}) {
+    auto result = EncodeDecodeBlob(array, version, 2);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_TRUE(result->decoded->Equals(*array)) << result->decoded->ToString();
+  }
+}
+
+TEST(EncoderV2_1, BlobFieldsMustBeLargeBinaryAndOutsideLists) {
+  Field field;
+  field.name = "b";
+  field.logical_type = "binary";
+  field.metadata["lance-encoding:blob"] = "true";
+  EncoderOptions options;
+  auto refused = MakeFieldEncoderV2_1(field, 0, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("large_binary"), std::string::npos);
+
+  Field list;
+  list.name = "l";
+  list.logical_type = "list";
+  field.logical_type = "large_binary";
+  list.children.push_back(field);
+  refused = MakeFieldEncoderV2_1(list, 0, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("list"), std::string::npos);
+}
+
+TEST(EncoderV2_1, FixedSizeListsOfStructsNeed2_2) {
+  auto type = arrow::fixed_size_list(
+      arrow::struct_({arrow::field("a", arrow::int32()), arrow::field("s", arrow::utf8())}), 3);
+  RandomArrays gen(41);
+  for (double null_prob : {0.0, 0.2, 0.7}) {
+    auto array = gen.Make(type, 800, null_prob);
+    ExpectRoundTrip(array, FileVersion::kV2_2, 5);
+    if (HasFatalFailure()) return;
+  }
+  auto refused = EncodeDecode(gen.Make(type, 10, 0.1), FileVersion::kV2_1, 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("2.2"), std::string::npos);
+  // Each row is `dimension` page rows; pages still start at top-level rows.
+  EncoderOptions small;
+  small.cache_bytes_per_column = 512;
+  auto result = EncodeDecode(gen.Make(type, 2000, 0.1), FileVersion::kV2_2, 20, small);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_GE(result->columns[0].pages.size(), 5u);
+  uint64_t expected_priority = 0;
+  for (const auto& page : result->columns[0].pages) {
+    EXPECT_EQ(page.priority, expected_priority);
+    EXPECT_EQ(page.length % 3, 0u);
+    expected_priority += page.length / 3;
+  }
+}
+
+TEST(EncoderV2_1, PackedStructsWithStringChildrenAreFullZipIn2_2) {
+  auto type = arrow::struct_({arrow::field("a", arrow::int32()), arrow::field("s", arrow::utf8()),
+                              arrow::field("l", arrow::large_binary())});
+  auto array = *arrow::json::ArrayFromJSONString(
+      type, R"([{"a": 1, "s": "xy", "l": "q"}, null, {"a": 3, "s": "", "l": ""}, {"a": 4, "s": "zzz", "l": "rr"}])");
+  auto result = EncodeDecode(array, FileVersion::kV2_2, 2, {}, {{"packed", "true"}});
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_EQ(result->columns.size(), 1u);
+  EXPECT_EQ(LayoutOf(result->columns[0].pages[0]), "full_zip");
+  EXPECT_TRUE(result->decoded->Equals(*array)) << result->decoded->ToString();
+
+  auto refused = EncodeDecode(array, FileVersion::kV2_1, 1, {}, {{"packed", "true"}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("2.2"), std::string::npos);
+  auto null_child = *arrow::json::ArrayFromJSONString(type, R"([{"a": 1, "s": null, "l": "q"}])");
+  refused = EncodeDecode(null_child, FileVersion::kV2_2, 1, {}, {{"packed", "true"}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("'s'"), std::string::npos);
 }
 
 }  // namespace

@@ -185,6 +185,14 @@ Result<std::vector<Fragment>> WriteAll(arrow::RecordBatchReader& data, FragmentW
   return writer.Finish();
 }
 
+const Field* FirstBlobField(const std::vector<Field>& fields) {
+  for (const auto& f : fields) {
+    if (f.metadata.count("lance-encoding:blob") > 0) return &f;
+    if (const Field* inner = FirstBlobField(f.children)) return inner;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::RecordBatchReader>& data,
@@ -231,6 +239,17 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
   if (storage_version != "2.0" && storage_version != "2.1" && storage_version != "2.2") {
     return Status::Invalid("cannot write data storage version '", storage_version, "' to ", uri,
                            ": lance-cpp writes 2.0, 2.1 and 2.2");
+  }
+
+  if (storage_version == "2.2") {
+    // pylance keeps blob columns of 2.2 datasets as blob v2 descriptions (a
+    // struct in the manifest and in the files); blob v1 files there would
+    // not read back in pylance.
+    if (const Field* blob = FirstBlobField(schema.fields)) {
+      return Status::NotImplemented("cannot write blob column '", blob->name, "' to ", uri,
+                                    ": data storage version 2.2 stores blobs as blob v2, which lance-cpp does "
+                                    "not write yet (use --data-storage-version 2.1 or 2.0)");
+    }
   }
 
   FileWriterOptions file_options = params.file_options;

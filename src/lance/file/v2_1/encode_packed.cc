@@ -26,11 +26,11 @@ struct PackedChild {
   uint64_t width = 0;  // bytes per value (fixed) or per length (variable)
 };
 
-// A variable child as the reference's per-value compressor leaves it (with
-// default parameters: the child's own metadata does not reach us).
-Result<std::pair<PageValues, pb21::CompressiveEncoding>> CompressChild(PageValues values) {
-  const CompressionParams defaults;
-  if (UsePerValueZstd(values, defaults)) {
+// A variable child as the reference's per-value compressor leaves it (the
+// child's own metadata steers it, not the struct's).
+Result<std::pair<PageValues, pb21::CompressiveEncoding>> CompressChild(PageValues values,
+                                                                       const CompressionParams& params) {
+  if (UsePerValueZstd(values, params)) {
     LANCE_ASSIGN_OR_RAISE(PageValues compressed, CompressEachValue(values));
     pb21::CompressiveEncoding general;
     general.mutable_general()->mutable_compression()->set_scheme(pb21::COMPRESSION_ALGORITHM_ZSTD);
@@ -38,7 +38,7 @@ Result<std::pair<PageValues, pb21::CompressiveEncoding>> CompressChild(PageValue
     *general.mutable_general()->mutable_values() = VariableEncoding(compressed.bits_per_offset);
     return std::make_pair(std::move(compressed), std::move(general));
   }
-  if (UseFsst(values, defaults)) {
+  if (UseFsst(values, params)) {
     LANCE_ASSIGN_OR_RAISE(auto fsst, FsstValues(values));
     auto encoding = FsstEncoding(std::move(fsst.first), VariableEncoding(fsst.second.bits_per_offset));
     return std::make_pair(std::move(fsst.second), std::move(encoding));
@@ -56,7 +56,7 @@ bool HasVariableWidthChild(const arrow::DataType& struct_type) {
   return false;
 }
 
-Result<PageValues> PackVariableRows(const arrow::ArrayData& data) {
+Result<PageValues> PackVariableRows(const arrow::ArrayData& data, const std::vector<CompressionParams>& child_params) {
   const uint64_t n = static_cast<uint64_t>(data.length);
   const auto structs = arrow::MakeArray(std::make_shared<arrow::ArrayData>(data));
   std::vector<PackedChild> children;
@@ -81,7 +81,9 @@ Result<PageValues> PackVariableRows(const arrow::ArrayData& data) {
     auto* field = packed->add_fields();
     PackedChild child;
     if (values.kind == PageValues::Kind::kVariable) {
-      LANCE_ASSIGN_OR_RAISE(auto compressed, CompressChild(std::move(values)));
+      const CompressionParams params =
+          static_cast<size_t>(c) < child_params.size() ? child_params[c] : CompressionParams{};
+      LANCE_ASSIGN_OR_RAISE(auto compressed, CompressChild(std::move(values), params));
       child.values = std::move(compressed.first);
       child.variable = true;
       child.width = child.values.bits_per_offset / 8;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include <arrow/array.h>
 
@@ -20,7 +21,8 @@ bool HasVariableWidthChild(const arrow::DataType& struct_type);
 /// The rows of a packed struct array (struct validity is carried by the def
 /// levels; the children's is not stored, as in the reference). Each variable
 /// child is FSST- or zstd-compressed value by value under the reference's
-/// default rules. The result's row_encoding holds the VariablePackedStruct.
-Result<PageValues> PackVariableRows(const arrow::ArrayData& data);
+/// rules, with its own entry of `child_params` (defaults if missing). The
+/// result's row_encoding holds the VariablePackedStruct.
+Result<PageValues> PackVariableRows(const arrow::ArrayData& data, const std::vector<CompressionParams>& child_params);
 
 }  // namespace lance::file::v2_1::encode

@@ -12,6 +12,7 @@
 #include "lance/encodings_v2_1.pb.h"
 #include "lance/file/v2_1/encode_chunks.h"
 #include "lance/file/v2_1/encode_dictionary.h"
+#include "lance/file/v2_1/encode_packed.h"
 #include "lance/file/v2_1/encode_strings.h"
 #include "lance/file/v2_1/encode_values.h"
 #include "lance/file/v2_1/page.h"
@@ -513,10 +514,22 @@ Result<PageData> EncodeLeafPage(const LeafPath& path, LeafPageInput input,
     return EncodeMiniBlock(path, levels, page_indices, input.num_rows, input.first_row, version, params,
                            std::move(page));
   }
-  LANCE_ASSIGN_OR_RAISE(PageValues values, ToPageValues(input.values));
-  if (version >= FileVersion::kV2_2) {
-    if (auto scalar = ConstantValue(path, input, values)) {
-      return EncodeConstant(levels, values, std::move(*scalar), input.num_rows, input.first_row);
+  PageValues values;
+  if (input.values->type_id() == arrow::Type::STRUCT && HasVariableWidthChild(*input.values->type())) {
+    const auto& type = *input.values->type();
+    std::vector<CompressionParams> child_params;
+    for (int c = 0; c < type.num_fields() && static_cast<size_t>(c) < input.packed_child_metadata.size(); ++c) {
+      const std::string child_name = path.name + "." + type.field(c)->name();
+      LANCE_ASSIGN_OR_RAISE(auto params, ParseCompressionParams(input.packed_child_metadata[c], child_name));
+      child_params.push_back(std::move(params));
+    }
+    LANCE_ASSIGN_OR_RAISE(values, PackVariableRows(*input.values->data(), child_params));
+  } else {
+    LANCE_ASSIGN_OR_RAISE(values, ToPageValues(input.values));
+    if (version >= FileVersion::kV2_2 && input.values->type_id() != arrow::Type::STRUCT) {
+      if (auto scalar = ConstantValue(path, input, values)) {
+        return EncodeConstant(levels, values, std::move(*scalar), input.num_rows, input.first_row);
+      }
     }
   }
   std::string requested;

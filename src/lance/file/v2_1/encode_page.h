@@ -29,6 +29,9 @@ struct LeafPageInput {
   /// Steps whose layer is nullable even if no level uses it (see
   /// ShreddedLeaf::step_has_nulls); empty for none.
   std::vector<bool> nullable_steps;
+  /// A packed struct leaf: each child field's metadata (it steers the
+  /// compression of string/binary children in 2.2).
+  std::vector<std::map<std::string, std::string>> packed_child_metadata;
 };
 
 /// Encodes one page. `metadata` is the leaf field's metadata

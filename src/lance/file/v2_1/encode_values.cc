@@ -9,7 +9,6 @@
 #include <arrow/util/bitmap_ops.h>
 
 #include "lance/file/v2_1/data_block.h"
-#include "lance/file/v2_1/encode_packed.h"
 
 namespace lance::file::v2_1::encode {
 
@@ -78,9 +77,6 @@ Result<PageValues> ToPageValues(const std::shared_ptr<arrow::Array>& array) {
     }
     default:
       break;
-  }
-  if (data->type->id() == arrow::Type::STRUCT && HasVariableWidthChild(*data->type)) {
-    return PackVariableRows(*data);
   }
   if (data->type->id() == arrow::Type::STRUCT) {
     // Packed struct: rows of the children's bytes, one after another.

@@ -124,6 +124,7 @@ struct LeafColumn {
   std::map<std::string, std::string> metadata;
   std::vector<uint16_t> rep, def;
   std::vector<bool> step_has_nulls;  // of the buffered rows
+  std::vector<std::map<std::string, std::string>> packed_child_metadata;  // a packed struct's children
   std::vector<std::shared_ptr<arrow::Array>> values;
   // Buffered rows: top-level rows times path.items_per_row (a fixed-size
   // list of structs makes each row that many page rows, as the reference).
@@ -247,6 +248,7 @@ class StructuralFieldEncoder : public FieldEncoder {
       value_pos += visible;
       input.num_rows = rows;
       input.nullable_steps = leaf.step_has_nulls;
+      input.packed_child_metadata = leaf.packed_child_metadata;
       input.first_row = leaf.first_row + row / path.items_per_row;
       auto page = v2_1::EncodeLeafPage(path, std::move(input), leaf.metadata, options_.version);
       if (!page.ok()) return Annotate(page.status());
@@ -294,7 +296,11 @@ Result<std::unique_ptr<FieldEncoder>> MakeFieldEncoderV2_1(const Field& field, u
                                                                    column, options));
     }
     leaf.metadata = field.metadata;
-    for (const auto& [k, v] : LeafFieldOf(field, path).metadata) leaf.metadata[k] = v;
+    const Field& leaf_field = LeafFieldOf(field, path);
+    for (const auto& [k, v] : leaf_field.metadata) leaf.metadata[k] = v;
+    if (leaf_field.logical_type == "struct") {  // packed
+      for (const auto& child : leaf_field.children) leaf.packed_child_metadata.push_back(child.metadata);
+    }
     leaf.path = std::move(path);
     leaves.push_back(std::move(leaf));
   }
