@@ -54,12 +54,16 @@ def _blob_values(ds) -> list:
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.1"])
-def test_blob_dataset_both_ways(tmp_path, version):
+@pytest.mark.parametrize("creator", ["lance-cpp", "pylance"])
+def test_blob_dataset_both_ways(tmp_path, version, creator):
     uri = tmp_path / "ds"
     first, second, third = _table(1, 250), _table(2, 120, meta=False), _table(3, 90)
-    proc = _run("write", uri, "--input", _write_ipc(tmp_path / "a.arrow", first), "--data-storage-version", version,
-                "--max-rows-per-file", 200)
-    assert proc.returncode == 0, proc.stderr
+    if creator == "pylance":
+        lance.write_dataset(first, uri, data_storage_version=version, max_rows_per_file=200)
+    else:
+        proc = _run("write", uri, "--input", _write_ipc(tmp_path / "a.arrow", first),
+                    "--data-storage-version", version, "--max-rows-per-file", 200)
+        assert proc.returncode == 0, proc.stderr
     # The dataset's schema keeps the blob key, so input without it is written as blobs too.
     proc = _run("write", uri, "--input", _write_ipc(tmp_path / "b.arrow", second), "--mode", "append")
     assert proc.returncode == 0, proc.stderr

@@ -90,8 +90,7 @@ Status CollectLeaves(const Field& field, std::vector<LeafStep> prefix, const std
   if (lt.starts_with("fixed_size_list:struct") && !field.children.empty()) {
     // As the reference: fixed-size lists of structs arrived with 2.2.
     if (version < FileVersion::kV2_2) {
-      return Status::NotImplemented("field '", name, "': fixed-size lists of structs need file version 2.2 or "
-                                    "later");
+      return Status::NotImplemented("fixed-size list of structs '", name, "' needs file version 2.2 or later");
     }
     LANCE_ASSIGN_OR_RAISE(const int64_t dim, FixedListDimension(field, name));
     LeafStep step{LeafStep::Kind::kFixedList, 0};
@@ -166,8 +165,8 @@ Result<std::vector<LeafPath>> LeafPathsOf(const Field& field, FileVersion versio
     }
     if (fixed_list && lists_below > 0) {
       // Our reader cannot read fixed-size lists mixed with lists back yet.
-      return Status::NotImplemented("field '", field.name, "': writing fixed-size lists of structs together "
-                                    "with lists (leaf '", path.name, "')");
+      return Status::NotImplemented("writing fixed-size lists of structs together with lists (leaf '", path.name,
+                                    "')");
     }
     paths.push_back(std::move(path));
   }

@@ -516,6 +516,10 @@ Result<PageData> EncodeLeafPage(const LeafPath& path, LeafPageInput input,
   }
   PageValues values;
   if (input.values->type_id() == arrow::Type::STRUCT && HasVariableWidthChild(*input.values->type())) {
+    if (version < FileVersion::kV2_2) {
+      return Status::NotImplemented("leaf '", path.name, "': a packed struct with variable-width children needs "
+                                    "file version 2.2 or later");
+    }
     const auto& type = *input.values->type();
     std::vector<CompressionParams> child_params;
     for (int c = 0; c < type.num_fields() && static_cast<size_t>(c) < input.packed_child_metadata.size(); ++c) {
@@ -545,10 +549,6 @@ Result<PageData> EncodeLeafPage(const LeafPath& path, LeafPageInput input,
   LANCE_ASSIGN_OR_RAISE(CompressionParams params, ParseCompressionParams(metadata, path.name));
   if (values.row_encoding) {
     // Packed rows with variable-width children: always full-zip.
-    if (version < FileVersion::kV2_2) {
-      return Status::NotImplemented("leaf '", path.name, "': a packed struct with variable-width children needs "
-                                    "file version 2.2 or later");
-    }
     return EncodeFullZip(path, levels, values, input.num_rows, input.first_row, params);
   }
   if (!values.packed_bits.empty()) {
