@@ -164,6 +164,14 @@ def test_update(pair, lance_cpp, tmp_path):
             assert row["_row_created_at_version"] == 1
             assert row["_row_last_updated_at_version"] == (new_version if hit else 1)
 
+    # Few rows (5%, over fragments with deletions): found on the predicate's
+    # column, then taken by address.
+    proc = lance_cpp.run_ok("update", ours, "--set", "f = f * 2", "--set", "tags = NULL", "--where", "id % 20 = 3")
+    expected = lance.dataset(theirs).update({"f": "f * 2", "tags": "NULL"}, where="id % 20 = 3")
+    assert int(proc.stdout.strip()) == expected["num_rows_updated"] > 0
+    assert_same(lance_cpp, ours, theirs, stable, tmp_path)
+    assert_same_transaction(ours, theirs)
+
     # A float into an int column: truncated as DataFusion casts; literals cast too.
     lance_cpp.run_ok("update", ours, "--set", "v = -f", "--set", "s = 7", "--where", "id % 7 = 2")
     lance.dataset(theirs).update({"v": "-f", "s": "7"}, where="id % 7 = 2")

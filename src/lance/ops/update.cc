@@ -72,6 +72,11 @@ Result<std::shared_ptr<arrow::RecordBatch>> Apply(const std::shared_ptr<arrow::R
   return arrow::RecordBatch::Make(target, batch->num_rows(), std::move(columns));
 }
 
+void AddSubtreeIds(const Field& field, std::vector<uint32_t>* ids) {
+  ids->push_back(static_cast<uint32_t>(field.id));
+  for (const auto& child : field.children) AddSubtreeIds(child, ids);
+}
+
 void AppendU64(const std::shared_ptr<arrow::Array>& column, std::vector<uint64_t>* out) {
   const auto& values = static_cast<const arrow::UInt64Array&>(*column);
   for (int64_t i = 0; i < values.length(); ++i) out->push_back(values.Value(i));
@@ -204,9 +209,9 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   op.updated_fragments = deletions->updated_fragments;
   op.new_fragments = std::move(new_fragments);
   for (const auto& a : assignments) {
-    // Top-level fields of the assigned columns, as the reference records them.
-    const auto& field = dataset->manifest().schema.fields[a.column];
-    op.fields_for_preserving_frag_bitmap.push_back(static_cast<uint32_t>(field.id));
+    // The assigned columns with every field below them (a list's items, a
+    // struct's children), as pylance 14 records them.
+    AddSubtreeIds(dataset->manifest().schema.fields[a.column], &op.fields_for_preserving_frag_bitmap);
   }
   op.mode = txn::Update::Mode::kRewriteRows;
   auto committed = txn::Commit(*store, txn::Transaction::Make(dataset->version(), std::move(op)));
