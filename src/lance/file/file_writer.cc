@@ -11,6 +11,8 @@
 #include <arrow/array/concatenate.h>
 #include <arrow/filesystem/filesystem.h>
 #include <arrow/type.h>
+#include <arrow/util/future.h>
+#include <arrow/util/thread_pool.h>
 
 #include "lance/file.pb.h"
 #include "lance/file/container_writer.h"
@@ -222,9 +224,47 @@ struct FileWriter::Impl {
     for (const auto& st : results) LANCE_RETURN_NOT_OK(st);
     return Status::OK();
   }
-  Status WritePages(const std::vector<std::vector<file::EncodedPage>>& pages) {
-    for (const auto& field_pages : pages) {
-      for (const auto& page : field_pages) LANCE_RETURN_NOT_OK(container->WritePage(page));
+  Status WritePages(const std::vector<file::EncodedPage>& pages) {
+    for (const auto& page : pages) LANCE_RETURN_NOT_OK(container->WritePage(page));
+    return Status::OK();
+  }
+  // Encodes every field (encode(i) fills pages[i]) and writes the pages in
+  // field order, then the out-of-line buffers ahead of them. Without
+  // out-of-line fields the pages of a field are written as soon as it and
+  // the fields before it are encoded, while the pool encodes the rest: the
+  // bytes are the same, the writing overlaps the encoding.
+  Status EncodeAndWrite(const std::function<Status(size_t)>& encode, const file::OutOfLineBuffers& out_of_line,
+                        std::vector<std::vector<file::EncodedPage>>* pages) {
+    auto* pool = arrow::internal::GetCpuThreadPool();
+    if (!out_of_line_fields.empty() || encoders.size() <= 1 || pool->GetCapacity() <= 1 || pool->OwnsThisThread()) {
+      LANCE_RETURN_NOT_OK(EncodeFields(encode));
+      LANCE_RETURN_NOT_OK(container->WriteOutOfLine(out_of_line));
+      for (auto& field_pages : *pages) {
+        LANCE_RETURN_NOT_OK(WritePages(field_pages));
+        field_pages.clear();
+      }
+      return Status::OK();
+    }
+    std::vector<arrow::Future<>> encoded;
+    Status first;
+    for (size_t i = 0; i < encoders.size() && first.ok(); ++i) {
+      auto future = pool->Submit([&encode, i]() { return encode(i); });
+      if (future.ok()) {
+        encoded.push_back(std::move(*future));
+      } else {
+        first = future.status();
+      }
+    }
+    // Every task holds references to `encode` and `pages`: wait for all.
+    for (size_t i = 0; i < encoded.size(); ++i) {
+      const Status& st = encoded[i].status();
+      if (first.ok()) first = st;
+      if (first.ok()) first = WritePages((*pages)[i]);
+      (*pages)[i].clear();
+    }
+    LANCE_RETURN_NOT_OK(first);
+    if (!out_of_line.buffers().empty()) {
+      return Status::Invalid("an encoder stored buffers out of line though its field is not marked as a blob");
     }
     return Status::OK();
   }
@@ -345,11 +385,10 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
     return Status::Invalid("writing ", impl_->name, ": a batch of ", num_rows,
                            " rows is more than a lance file accepts in one batch (2^32 - 1)");
   }
-  // Every field is encoded before any page is written; pages go out in
-  // field order, as the reference drains its encode tasks.
+  // Pages go out in field order, as the reference drains its encode tasks.
   file::OutOfLineBuffers out_of_line(impl_->container->position());
   std::vector<std::vector<file::EncodedPage>> pages(arrays.size());
-  Status st = impl_->EncodeFields([&](size_t i) -> Status {
+  Status st = impl_->EncodeAndWrite([&](size_t i) -> Status {
     auto values = ValuesToEncode(arrays[i], impl_->cache_bytes_per_column);
     if (!values.ok()) {
       return values.status().WithMessage("writing ", impl_->name, ", field '", fields[i].name,
@@ -365,12 +404,9 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
     }
     pages[i] = std::move(*ready);
     return Status::OK();
-  });
+  }, out_of_line, &pages);
   if (!st.ok()) return impl_->Fail(st);
   impl_->rows_written += num_rows;
-  st = impl_->container->WriteOutOfLine(out_of_line);
-  if (st.ok()) st = impl_->WritePages(pages);
-  if (!st.ok()) return impl_->Fail(st);
   return Status::OK();
 }
 
@@ -388,7 +424,7 @@ Result<uint64_t> FileWriter::Finish() {
   };
   file::OutOfLineBuffers out_of_line(impl.container->position());
   std::vector<std::vector<file::EncodedPage>> pages(impl.encoders.size());
-  Status st = impl.EncodeFields([&](size_t i) -> Status {
+  Status st = impl.EncodeAndWrite([&](size_t i) -> Status {
     impl.encoders[i]->set_out_of_line_buffers(&out_of_line);
     auto flushed = impl.encoders[i]->Flush();
     impl.encoders[i]->set_out_of_line_buffers(nullptr);
@@ -398,10 +434,7 @@ Result<uint64_t> FileWriter::Finish() {
     }
     pages[i] = std::move(*flushed);
     return Status::OK();
-  });
-  if (!st.ok()) return impl.Fail(st);
-  st = impl.container->WriteOutOfLine(out_of_line);
-  if (st.ok()) st = impl.WritePages(pages);
+  }, out_of_line, &pages);
   if (!st.ok()) return impl.Fail(st);
 
   uint32_t column = 0;
