@@ -48,8 +48,11 @@ struct MergeInsertResult {
 };
 
 /// pylance's merge_insert(on).when_...().execute(source). The source has
-/// every column of the dataset (matched by name, cast to the dataset's
-/// types) and is held in memory. Two source rows matching the same target
+/// the key columns and every other column of the dataset or some of them
+/// (matched by name, cast to the dataset's types; none the dataset lacks)
+/// and is held in memory. Updated rows keep the target's values of the
+/// columns a partial source lacks; inserted rows get nulls there (a
+/// non-nullable one is an error). Two source rows matching the same target
 /// row are an error ("Ambiguous merge inserts are prohibited"); null keys
 /// never match. A conflicting concurrent commit makes it run again (up to
 /// 10 times), as the reference does; so does UpdateRows.

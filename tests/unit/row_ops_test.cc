@@ -10,6 +10,7 @@
 
 #include "lance/dataset.h"
 #include "lance/io/object_store.h"
+#include "lance/operations.h"
 #include "lance/ops/row_rewrite.h"
 #include "lance/row_ops.h"
 #include "lance/scanner.h"
@@ -189,6 +190,95 @@ TEST_F(RowOpsTest, MergeInsertRefusesAmbiguousSource) {
   size_t data_files = 0;
   for (const auto& e : fs::directory_iterator(dir_ / "data")) data_files += e.is_regular_file();
   EXPECT_EQ(data_files, 2u);
+}
+
+TEST_F(RowOpsTest, TakeByAddressSkipsDeletedRowsAndRefusesThem) {
+  Create();
+  ASSERT_TRUE(DeleteRows(dir_.string(), "id = 2 OR id = 3 OR id = 11").ok());
+  auto ds = *Dataset::Open(dir_.string());
+  // Fragment 0 holds ids 0..9, fragment 1 ids 10..19, at their offsets.
+  const std::vector<uint64_t> addrs = {(uint64_t{1} << 32) | 5, 4, 0, (uint64_t{1} << 32) | 0, 9};
+  auto table = ops::TakeByAddress(ds, addrs, {"id", "s"});
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  auto ids = std::static_pointer_cast<arrow::Int64Array>((*table)->GetColumnByName("id")->chunk(0));
+  std::vector<int64_t> got;
+  for (int64_t i = 0; i < ids->length(); ++i) got.push_back(ids->Value(i));
+  EXPECT_EQ(got, (std::vector<int64_t>{15, 4, 0, 10, 9}));
+  auto deleted = ops::TakeByAddress(ds, {3}, {"id"});
+  ASSERT_FALSE(deleted.ok());
+  EXPECT_NE(deleted.status().message().find("deleted"), std::string::npos);
+  auto elsewhere = ops::TakeByAddress(ds, {uint64_t{7} << 32}, {"id"});
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_NE(elsewhere.status().message().find("fragment 7"), std::string::npos);
+}
+
+TEST_F(RowOpsTest, UpdateOfFewRowsAfterDeletesTakesTheRightRows) {
+  Create();
+  ASSERT_TRUE(DeleteRows(dir_.string(), "id < 4 OR id = 12").ok());
+  auto before = Read();
+  // One row in twenty: found on the predicate's column, then taken.
+  auto result = UpdateRows(dir_.string(), {{"v", "v + 1000"}}, "id = 13");
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->num_rows_updated, 1u);
+  auto after = Read();
+  ASSERT_EQ(after.size(), before.size());
+  for (const auto& [id, row] : after) {
+    EXPECT_EQ(row.first, static_cast<int32_t>(id) + (id == 13 ? 1000 : 0)) << "id " << id;
+    EXPECT_EQ(row.second, before[id].second) << "row id of " << id;
+  }
+}
+
+TEST_F(RowOpsTest, MergeInsertWithPartialSourceKeepsOrNullsTheMissingColumns) {
+  Create();
+  auto before = Read();
+  arrow::Int64Builder id;
+  arrow::Int32Builder v;
+  ASSERT_TRUE(id.AppendValues({30, 6}).ok());
+  ASSERT_TRUE(v.AppendValues({-30, -6}).ok());
+  // Columns in another order than the dataset's, `s` missing.
+  auto source = arrow::RecordBatch::Make(
+      arrow::schema({arrow::field("v", arrow::int32()), arrow::field("id", arrow::int64())}), 2,
+      {*v.Finish(), *id.Finish()});
+  MergeInsertParams params;
+  params.on = {"id"};
+  params.when_matched_update_all = true;
+  params.when_not_matched_insert_all = true;
+  auto result = MergeInsert(dir_.string(), *arrow::RecordBatchReader::Make({source}), params);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->num_updated_rows, 1u);
+  EXPECT_EQ(result->num_inserted_rows, 1u);
+  auto ds = *Dataset::Open(dir_.string());
+  ScanOptions scan;
+  scan.columns = {"id", "v", "s"};
+  scan.filter = "id = 6 OR id = 30";
+  scan.with_row_id = true;
+  auto table = *(*ScanBuilder(ds).Options(scan).ToTable())->CombineChunksToBatch();
+  ASSERT_EQ(table->num_rows(), 2);
+  for (int64_t i = 0; i < 2; ++i) {
+    const int64_t key = std::static_pointer_cast<arrow::Int64Array>(table->column(0))->Value(i);
+    const auto& s = static_cast<const arrow::StringArray&>(*table->column(2));
+    EXPECT_EQ(std::static_pointer_cast<arrow::Int32Array>(table->column(1))->Value(i), -key);
+    if (key == 6) {
+      EXPECT_EQ(s.GetString(i), "row6");
+      EXPECT_EQ(std::static_pointer_cast<arrow::UInt64Array>(table->column(3))->Value(i), before[6].second);
+    } else {
+      EXPECT_TRUE(s.IsNull(i));
+    }
+  }
+  // A source column the dataset lacks, or no key column: refused.
+  auto alien = arrow::RecordBatch::Make(arrow::schema({arrow::field("id", arrow::int64()),
+                                                       arrow::field("zz", arrow::int32())}),
+                                        0, {*arrow::MakeEmptyArray(arrow::int64()),
+                                            *arrow::MakeEmptyArray(arrow::int32())});
+  auto refused = MergeInsert(dir_.string(), *arrow::RecordBatchReader::Make({alien}), params);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("'zz'"), std::string::npos);
+  auto keyless = arrow::RecordBatch::Make(arrow::schema({arrow::field("v", arrow::int32())}), 0,
+                                          {*arrow::MakeEmptyArray(arrow::int32())});
+  refused = MergeInsert(dir_.string(), *arrow::RecordBatchReader::Make({keyless}), params);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("no key column 'id'"), std::string::npos);
+  EXPECT_EQ((*Dataset::Open(dir_.string()))->version(), 2u);
 }
 
 TEST_F(RowOpsTest, CleanupKeepsLatestAndRemovesOnlyOldFiles) {

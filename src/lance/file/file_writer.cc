@@ -4,18 +4,22 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <limits>
 
 #include <arrow/array.h>
 #include <arrow/array/concatenate.h>
 #include <arrow/filesystem/filesystem.h>
 #include <arrow/type.h>
+#include <arrow/util/future.h>
+#include <arrow/util/thread_pool.h>
 
 #include "lance/file.pb.h"
 #include "lance/file/container_writer.h"
 #include "lance/file/field_encoder.h"
 #include "lance/file/schema_proto.h"
 #include "lance/file/version.h"
+#include "lance/util/parallel.h"
 
 namespace lance {
 namespace {
@@ -105,6 +109,60 @@ Status ValidateSchema(const Schema& schema, const std::string& name) {
   return Status::OK();
 }
 
+// Bytes an array's values take at least (a lower bound of what the
+// encoders count against the column cache), or 0 when the array is not a
+// plain, compact leaf: not a slice (offset 0, value offsets from 0, children
+// exactly as long as the rows need), not nested, not a dictionary.
+uint64_t CompactLeafBytes(const arrow::ArrayData& data) {
+  if (data.offset != 0) return 0;
+  const auto id = data.type->id();
+  const int64_t n = data.length;
+  if (id == arrow::Type::FIXED_SIZE_LIST) {
+    const int64_t dim = static_cast<const arrow::FixedSizeListType&>(*data.type).list_size();
+    if (data.child_data.size() != 1 || data.child_data[0]->length != n * dim) return 0;
+    return CompactLeafBytes(*data.child_data[0]);
+  }
+  if (id == arrow::Type::STRING || id == arrow::Type::BINARY) {
+    if (data.buffers.size() < 3 || !data.buffers[1] || n < 0) return 0;
+    const int32_t* offsets = data.GetValues<int32_t>(1);
+    if (offsets[0] != 0) return 0;
+    return static_cast<uint64_t>(n + 1) * 4 + static_cast<uint64_t>(offsets[n]);
+  }
+  if (id == arrow::Type::LARGE_STRING || id == arrow::Type::LARGE_BINARY) {
+    if (data.buffers.size() < 3 || !data.buffers[1] || n < 0) return 0;
+    const int64_t* offsets = data.GetValues<int64_t>(1);
+    if (offsets[0] != 0) return 0;
+    return static_cast<uint64_t>(n + 1) * 8 + static_cast<uint64_t>(offsets[n]);
+  }
+  if (id == arrow::Type::DICTIONARY || id == arrow::Type::NA || !arrow::is_fixed_width(id)) return 0;
+  return static_cast<uint64_t>(n) * static_cast<uint64_t>(data.type->bit_width()) / 8;
+}
+
+// The values the writer hands to an encoder. The reference deep-copies an
+// array only when it stays buffered (keep_original_array false), so that a
+// column waiting in the cache does not keep a whole input batch alive (an
+// IPC batch's columns share one allocation, a slice its parent's buffers).
+// An array larger than the cache is encoded at once: a compact one goes as
+// it is, any other is copied (concatenating one array copies just its rows),
+// so the encoders see the same values and sizes either way.
+Result<std::shared_ptr<arrow::Array>> ValuesToEncode(const std::shared_ptr<arrow::Array>& array,
+                                                     uint64_t cache_bytes_per_column) {
+  if (CompactLeafBytes(*array->data()) > cache_bytes_per_column) return array;
+  return arrow::Concatenate({array});
+}
+
+// Whether the encoders of `field` may store values out of line (blob
+// columns, marked in the field metadata of the field or a child).
+bool MayWriteOutOfLine(const Field& field) {
+  for (const auto& [key, value] : field.metadata) {
+    if (key.find("blob") != std::string::npos || value.find("blob") != std::string::npos) return true;
+  }
+  for (const auto& child : field.children) {
+    if (MayWriteOutOfLine(child)) return true;
+  }
+  return false;
+}
+
 struct Output {
   std::shared_ptr<arrow::fs::FileSystem> fs;
   std::string path;  // inside fs
@@ -138,8 +196,76 @@ struct FileWriter::Impl {
   bool finished = false;
   bool failed = false;
 
+  uint64_t cache_bytes_per_column = kDefaultCacheBytesPerColumn;
+  // Fields whose encoders may place buffers out of line (blobs), in order.
+  std::vector<size_t> out_of_line_fields;
+  // One task per other field.
+  std::vector<size_t> inline_fields;
+
+  // Runs encode(i) for every field, fields on the CPU pool at once (each
+  // encoder is independent). Fields that may write out of line run one
+  // after another, in field order, in a single task: the positions their
+  // buffers get depend on that order. Returns the first error by field.
+  Status EncodeFields(const std::function<Status(size_t)>& encode) {
+    const size_t tasks = inline_fields.size() + (out_of_line_fields.empty() ? 0 : 1);
+    std::vector<Status> results(encoders.size());
+    Status pool = util::ParallelFor(tasks, [&](size_t t) -> Status {
+      if (t < inline_fields.size()) {
+        results[inline_fields[t]] = encode(inline_fields[t]);
+        return Status::OK();
+      }
+      for (size_t i : out_of_line_fields) {
+        results[i] = encode(i);
+        if (!results[i].ok()) break;
+      }
+      return Status::OK();
+    });
+    LANCE_RETURN_NOT_OK(pool);
+    for (const auto& st : results) LANCE_RETURN_NOT_OK(st);
+    return Status::OK();
+  }
   Status WritePages(const std::vector<file::EncodedPage>& pages) {
     for (const auto& page : pages) LANCE_RETURN_NOT_OK(container->WritePage(page));
+    return Status::OK();
+  }
+  // Encodes every field (encode(i) fills pages[i]) and writes the pages in
+  // field order, then the out-of-line buffers ahead of them. Without
+  // out-of-line fields the pages of a field are written as soon as it and
+  // the fields before it are encoded, while the pool encodes the rest: the
+  // bytes are the same, the writing overlaps the encoding.
+  Status EncodeAndWrite(const std::function<Status(size_t)>& encode, const file::OutOfLineBuffers& out_of_line,
+                        std::vector<std::vector<file::EncodedPage>>* pages) {
+    auto* pool = arrow::internal::GetCpuThreadPool();
+    if (!out_of_line_fields.empty() || encoders.size() <= 1 || pool->GetCapacity() <= 1 || pool->OwnsThisThread()) {
+      LANCE_RETURN_NOT_OK(EncodeFields(encode));
+      LANCE_RETURN_NOT_OK(container->WriteOutOfLine(out_of_line));
+      for (auto& field_pages : *pages) {
+        LANCE_RETURN_NOT_OK(WritePages(field_pages));
+        field_pages.clear();
+      }
+      return Status::OK();
+    }
+    std::vector<arrow::Future<>> encoded;
+    Status first;
+    for (size_t i = 0; i < encoders.size() && first.ok(); ++i) {
+      auto future = pool->Submit([&encode, i]() { return encode(i); });
+      if (future.ok()) {
+        encoded.push_back(std::move(*future));
+      } else {
+        first = future.status();
+      }
+    }
+    // Every task holds references to `encode` and `pages`: wait for all.
+    for (size_t i = 0; i < encoded.size(); ++i) {
+      const Status& st = encoded[i].status();
+      if (first.ok()) first = st;
+      if (first.ok()) first = WritePages((*pages)[i]);
+      (*pages)[i].clear();
+    }
+    LANCE_RETURN_NOT_OK(first);
+    if (!out_of_line.buffers().empty()) {
+      return Status::Invalid("an encoder stored buffers out of line though its field is not marked as a blob");
+    }
     return Status::OK();
   }
   // After a failure the file is not a valid lance file: refuse further calls.
@@ -186,6 +312,7 @@ Result<std::unique_ptr<FileWriter>> FileWriter::Open(std::shared_ptr<arrow::io::
     enc.cache_bytes_per_column = kDefaultCacheBytesPerColumn;
   }
   enc.max_page_bytes = options.max_page_bytes ? *options.max_page_bytes : MaxPageBytesFromEnv();
+  impl->cache_bytes_per_column = enc.cache_bytes_per_column;
 
   uint32_t next_column = 0;
   for (const auto& field : schema.fields) {
@@ -195,6 +322,7 @@ Result<std::unique_ptr<FileWriter>> FileWriter::Open(std::shared_ptr<arrow::io::
       return encoder.status().WithMessage("writing ", name, ": ", encoder.status().message());
     }
     next_column += (*encoder)->num_columns();
+    (MayWriteOutOfLine(field) ? impl->out_of_line_fields : impl->inline_fields).push_back(impl->encoders.size());
     impl->encoders.push_back(std::move(*encoder));
   }
   impl->container = std::make_unique<file::ContainerWriter>(std::move(out), std::move(name), next_column, *version);
@@ -237,9 +365,8 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
     return Status::Invalid("writing ", impl_->name, ": the batch has ", batch.num_columns(),
                            " columns but the file schema has ", fields.size(), " fields");
   }
-  std::vector<std::shared_ptr<arrow::Array>> arrays, originals;
+  std::vector<std::shared_ptr<arrow::Array>> arrays;
   arrays.reserve(fields.size());
-  originals.reserve(fields.size());
   for (const auto& field : fields) {
     auto array = batch.GetColumnByName(field.name);
     if (!array) {
@@ -250,14 +377,7 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
     if (st.ok()) st = CheckNullability(*array->data(), field, field.name);
     if (st.ok() && impl_->version == file::FileVersion::kV2_0) st = CheckNoNullStructs(*array->data(), field.name);
     if (!st.ok()) return st.WithMessage("writing ", impl_->name, ": ", st.message());
-    // Buffered values are copied, as the reference does (keep_original_array
-    // false): a column waiting in the cache must not keep a whole input batch
-    // alive (an IPC batch's columns share one allocation, a slice its
-    // parent's buffers). Concatenating one array copies just its rows.
-    auto copied = arrow::Concatenate({array});
-    if (!copied.ok()) return copied.status().WithMessage("writing ", impl_->name, ": ", copied.status().message());
-    arrays.push_back(std::move(*copied));
-    originals.push_back(std::move(array));
+    arrays.push_back(std::move(array));
   }
   const uint64_t num_rows = static_cast<uint64_t>(batch.num_rows());
   if (num_rows == 0) return Status::OK();
@@ -265,24 +385,30 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
     return Status::Invalid("writing ", impl_->name, ": a batch of ", num_rows,
                            " rows is more than a lance file accepts in one batch (2^32 - 1)");
   }
-  // Every field is encoded before any page is written; pages go out in
-  // field order, as the reference drains its encode tasks.
-  std::vector<file::EncodedPage> pages;
+  // Pages go out in field order, as the reference drains its encode tasks.
   file::OutOfLineBuffers out_of_line(impl_->container->position());
-  for (size_t i = 0; i < arrays.size(); ++i) {
+  std::vector<std::vector<file::EncodedPage>> pages(arrays.size());
+  Status st = impl_->EncodeAndWrite([&](size_t i) -> Status {
+    auto values = ValuesToEncode(arrays[i], impl_->cache_bytes_per_column);
+    if (!values.ok()) {
+      return values.status().WithMessage("writing ", impl_->name, ", field '", fields[i].name,
+                                         "': ", values.status().message());
+    }
     impl_->encoders[i]->set_out_of_line_buffers(&out_of_line);
-    auto ready = impl_->encoders[i]->AppendCopied(arrays[i], originals[i]);
+    // The encoders size pages by the input as given (a slice counts its
+    // parent's buffers, as in the reference) but keep the copy.
+    auto ready = impl_->encoders[i]->AppendCopied(*values, arrays[i]);
+    arrays[i].reset();
     impl_->encoders[i]->set_out_of_line_buffers(nullptr);
     if (!ready.ok()) {
-      return impl_->Fail(ready.status().WithMessage("writing ", impl_->name, ", field '", fields[i].name,
-                                                    "': ", ready.status().message()));
+      return ready.status().WithMessage("writing ", impl_->name, ", field '", fields[i].name,
+                                        "': ", ready.status().message());
     }
-    for (auto& p : *ready) pages.push_back(std::move(p));
-  }
-  impl_->rows_written += num_rows;
-  Status st = impl_->container->WriteOutOfLine(out_of_line);
-  if (st.ok()) st = impl_->WritePages(pages);
+    pages[i] = std::move(*ready);
+    return Status::OK();
+  }, out_of_line, &pages);
   if (!st.ok()) return impl_->Fail(st);
+  impl_->rows_written += num_rows;
   return Status::OK();
 }
 
@@ -298,17 +424,19 @@ Result<uint64_t> FileWriter::Finish() {
   auto fail = [&](const Status& st, const std::string& where) {
     return impl.Fail(st.WithMessage("finishing ", impl.name, where, ": ", st.message()));
   };
-  std::vector<file::EncodedPage> pages;
   file::OutOfLineBuffers out_of_line(impl.container->position());
-  for (size_t i = 0; i < impl.encoders.size(); ++i) {
+  std::vector<std::vector<file::EncodedPage>> pages(impl.encoders.size());
+  Status st = impl.EncodeAndWrite([&](size_t i) -> Status {
     impl.encoders[i]->set_out_of_line_buffers(&out_of_line);
     auto flushed = impl.encoders[i]->Flush();
     impl.encoders[i]->set_out_of_line_buffers(nullptr);
-    if (!flushed.ok()) return fail(flushed.status(), ", field '" + impl.schema.fields[i].name + "'");
-    for (auto& p : *flushed) pages.push_back(std::move(p));
-  }
-  Status st = impl.container->WriteOutOfLine(out_of_line);
-  if (st.ok()) st = impl.WritePages(pages);
+    if (!flushed.ok()) {
+      return flushed.status().WithMessage("finishing ", impl.name, ", field '", impl.schema.fields[i].name,
+                                          "': ", flushed.status().message());
+    }
+    pages[i] = std::move(*flushed);
+    return Status::OK();
+  }, out_of_line, &pages);
   if (!st.ok()) return impl.Fail(st);
 
   uint32_t column = 0;

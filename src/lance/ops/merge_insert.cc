@@ -4,13 +4,17 @@
 // optionally deleted. One Update transaction (rewrite rows), as the
 // reference commits.
 #include <arrow/array.h>
+#include <arrow/array/concatenate.h>
+#include <arrow/array/util.h>
 #include <arrow/builder.h>
 #include <arrow/datum.h>
 #include <arrow/scalar.h>
 #include <arrow/compute/api_vector.h>
 #include <arrow/table.h>
 
-#include <unordered_map>
+#include <cstring>
+#include <functional>
+#include <string_view>
 #include <unordered_set>
 
 #include "lance/ops/row_rewrite.h"
@@ -21,56 +25,161 @@
 namespace lance {
 namespace {
 
-// Key values of one row as a byte string; nullopt when any key is null
-// (a null key matches nothing, as in a SQL join).
+// Key values of one row as a byte string; false when any key is null (a
+// null key matches nothing, as in a SQL join). Integers and temporal values
+// go by their bytes, strings and binaries length-prefixed, anything else
+// (floats, decimals, nested) by its text. Both sides' key columns have the
+// same types, so equal keys encode alike.
 class KeyEncoder {
  public:
   KeyEncoder(const arrow::RecordBatch& batch, const std::vector<std::string>& on) {
-    for (const auto& name : on) columns_.push_back(batch.GetColumnByName(name));
+    for (const auto& name : on) {
+      Column c;
+      c.array = batch.GetColumnByName(name);
+      c.nullable = c.array->null_count() > 0;
+      const auto id = c.array->type_id();
+      if (arrow::is_integer(id) || id == arrow::Type::DATE32 || id == arrow::Type::DATE64 ||
+          id == arrow::Type::TIME32 || id == arrow::Type::TIME64 || id == arrow::Type::TIMESTAMP ||
+          id == arrow::Type::DURATION) {
+        c.kind = Kind::kFixed;
+        c.width = c.array->type()->byte_width();
+        c.values = c.array->data()->buffers[1]->data() + c.array->offset() * c.width;
+      } else if (id == arrow::Type::STRING || id == arrow::Type::BINARY) {
+        c.kind = Kind::kBinary;
+      } else if (id == arrow::Type::LARGE_STRING || id == arrow::Type::LARGE_BINARY) {
+        c.kind = Kind::kLargeBinary;
+      }
+      columns_.push_back(std::move(c));
+    }
   }
 
-  std::optional<std::string> Encode(int64_t row) const {
-    std::string key;
-    for (const auto& column : columns_) {
-      if (column->IsNull(row)) return std::nullopt;
-      Append(*column, row, &key);
+  /// Sets `*key` to the key of `row`.
+  bool Encode(int64_t row, std::string* key) const {
+    key->clear();
+    for (const auto& c : columns_) {
+      if (c.nullable && c.array->IsNull(row)) return false;
+      switch (c.kind) {
+        case Kind::kFixed:
+          key->append(reinterpret_cast<const char*>(c.values + row * c.width), static_cast<size_t>(c.width));
+          break;
+        case Kind::kBinary:
+          AppendBytes(static_cast<const arrow::BinaryArray&>(*c.array).GetView(row), key);
+          break;
+        case Kind::kLargeBinary:
+          AppendBytes(static_cast<const arrow::LargeBinaryArray&>(*c.array).GetView(row), key);
+          break;
+        case Kind::kText: {
+          auto scalar = c.array->GetScalar(row);
+          AppendBytes(scalar.ok() ? (*scalar)->ToString() : std::string(), key);
+          break;
+        }
+      }
     }
-    return key;
+    return true;
   }
 
  private:
-  // Integers and temporal values by their bytes, strings and binaries
-  // length-prefixed; anything else (floats, decimals, nested) by its text.
-  // Both sides' key columns have the same types, so equal keys encode alike.
-  static void Append(const arrow::Array& column, int64_t row, std::string* key) {
-    const auto id = column.type_id();
-    if (arrow::is_integer(id) || id == arrow::Type::DATE32 || id == arrow::Type::DATE64 ||
-        id == arrow::Type::TIME32 || id == arrow::Type::TIME64 || id == arrow::Type::TIMESTAMP ||
-        id == arrow::Type::DURATION) {
-      const int width = column.type()->byte_width();
-      const uint8_t* values = column.data()->buffers[1]->data();
-      key->append(reinterpret_cast<const char*>(values + (column.offset() + row) * width), static_cast<size_t>(width));
-      return;
-    }
-    std::string_view bytes;
-    if (id == arrow::Type::STRING || id == arrow::Type::BINARY) {
-      bytes = static_cast<const arrow::BinaryArray&>(column).GetView(row);
-    } else if (id == arrow::Type::LARGE_STRING || id == arrow::Type::LARGE_BINARY) {
-      bytes = static_cast<const arrow::LargeBinaryArray&>(column).GetView(row);
-    } else {
-      auto scalar = column.GetScalar(row);
-      const std::string text = scalar.ok() ? (*scalar)->ToString() : std::string();
-      *key += std::to_string(text.size());
-      *key += ':';
-      *key += text;
-      return;
-    }
-    *key += std::to_string(bytes.size());
-    *key += ':';
+  enum class Kind { kFixed, kBinary, kLargeBinary, kText };
+  struct Column {
+    std::shared_ptr<arrow::Array> array;
+    bool nullable = false;
+    Kind kind = Kind::kText;
+    int64_t width = 0;
+    const uint8_t* values = nullptr;  // kFixed: from the array's first row
+  };
+
+  static void AppendBytes(std::string_view bytes, std::string* key) {
+    const uint64_t size = bytes.size();
+    key->append(reinterpret_cast<const char*>(&size), sizeof size);
     key->append(bytes.data(), bytes.size());
   }
 
-  std::vector<std::shared_ptr<arrow::Array>> columns_;
+  std::vector<Column> columns_;
+};
+
+// The source rows by key: open addressing over the key bytes, which live
+// in one arena. Probing a million target keys against it is what a
+// merge-insert mostly does, so no node-based map.
+class KeyIndex {
+ public:
+  explicit KeyIndex(size_t expected) {
+    size_t slots = 16;
+    while (slots < expected * 2) slots <<= 1;
+    mask_ = slots - 1;
+    slots_.assign(slots, Slot{});
+    tags_.assign(slots, 0);
+  }
+
+  /// Adds `key` for source row `row`; false (and the key marked duplicated)
+  /// when another row has it already.
+  bool Insert(std::string_view key, int64_t row) {
+    const uint64_t hash = Hash(key);
+    const size_t at = Probe(key, hash);
+    Slot& slot = slots_[at];
+    if (slot.row >= 0) {
+      slot.duplicated = true;
+      return false;
+    }
+    slot.hash = hash;
+    slot.offset = arena_.size();
+    slot.size = key.size();
+    slot.row = row;
+    tags_[at] = Tag(hash);
+    arena_.append(key.data(), key.size());
+    return true;
+  }
+
+  /// The source row with `key` (-1 if none) and whether several have it.
+  std::pair<int64_t, bool> Find(std::string_view key) const {
+    const Slot& slot = slots_[Probe(key, Hash(key))];
+    return {slot.row, slot.duplicated};
+  }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    size_t offset = 0;
+    size_t size = 0;
+    int64_t row = -1;  // -1: empty
+    bool duplicated = false;
+  };
+
+  static uint64_t Hash(std::string_view key) {
+    if (key.size() == 8) {  // one 64-bit key: splitmix64's finalizer
+      uint64_t x;
+      std::memcpy(&x, key.data(), 8);
+      x ^= x >> 30;
+      x *= 0xbf58476d1ce4e5b9ULL;
+      x ^= x >> 27;
+      x *= 0x94d049bb133111ebULL;
+      return x ^ (x >> 31);
+    }
+    return std::hash<std::string_view>{}(key);
+  }
+
+  // A few bits of the hash per slot (never 0, which marks an empty slot):
+  // most target keys are in no slot, and these small tags are all a probe
+  // for them reads.
+  static uint16_t Tag(uint64_t hash) { return static_cast<uint16_t>(hash >> 48) | 1; }
+
+  // The slot holding `key`, or the empty one where it would go.
+  size_t Probe(std::string_view key, uint64_t hash) const {
+    const uint16_t tag = Tag(hash);
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      if (tags_[i] == 0) return i;
+      if (tags_[i] != tag) continue;
+      const Slot& slot = slots_[i];
+      if (slot.hash == hash && slot.size == key.size() &&
+          std::memcmp(arena_.data() + slot.offset, key.data(), key.size()) == 0) {
+        return i;
+      }
+    }
+  }
+
+  std::string arena_;
+  std::vector<Slot> slots_;
+  std::vector<uint16_t> tags_;
+  size_t mask_ = 0;
 };
 
 // "id = 5, name = \"x\"", as the reference shows key values in its error.
@@ -91,9 +200,33 @@ std::string ShowKeys(const arrow::RecordBatch& batch, int64_t row, const std::ve
   return out;
 }
 
-// The whole source, conformed to the dataset's columns, as one batch.
+// The dataset's columns the source has, in dataset order: every column, or
+// (a partial source, as pylance 14 accepts) the keys and some others. A
+// column the dataset lacks is refused.
+Result<std::shared_ptr<arrow::Schema>> SourceColumns(const arrow::Schema& source, const arrow::Schema& dataset,
+                                                     const std::vector<std::string>& on, const std::string& uri) {
+  for (const auto& field : source.fields()) {
+    if (dataset.GetFieldIndex(field->name()) < 0) {
+      return Status::Invalid("merge-insert into ", uri, ": the source has a column '", field->name(),
+                             "' the dataset does not have (", dataset.ToString(), ")");
+    }
+  }
+  for (const auto& key : on) {
+    if (source.GetFieldIndex(key) < 0) {
+      return Status::Invalid("merge-insert into ", uri, ": the source has no key column '", key, "' (it has: ",
+                             source.ToString(), ")");
+    }
+  }
+  arrow::FieldVector fields;
+  for (const auto& field : dataset.fields()) {
+    if (source.GetFieldIndex(field->name()) >= 0) fields.push_back(field);
+  }
+  return arrow::schema(std::move(fields));
+}
+
+// The whole source, conformed to `columns`, as one batch.
 Result<std::shared_ptr<arrow::RecordBatch>> ReadSource(arrow::RecordBatchReader& source,
-                                                       const std::shared_ptr<arrow::Schema>& target,
+                                                       const std::shared_ptr<arrow::Schema>& columns,
                                                        const std::string& uri) {
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
   const std::string what = "merge-insert into " + uri + ": the source";
@@ -101,11 +234,48 @@ Result<std::shared_ptr<arrow::RecordBatch>> ReadSource(arrow::RecordBatchReader&
     std::shared_ptr<arrow::RecordBatch> batch;
     LANCE_RETURN_NOT_OK(source.ReadNext(&batch));
     if (!batch) break;
-    LANCE_ASSIGN_OR_RAISE(auto conformed, ops::ConformBatch(batch, target, what));
+    LANCE_ASSIGN_OR_RAISE(auto conformed, ops::ConformBatch(batch, columns, what));
     batches.push_back(std::move(conformed));
   }
-  LANCE_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(target, batches));
+  LANCE_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(columns, batches));
   return table->CombineChunksToBatch();
+}
+
+// Inserting source rows that lack a non-nullable column fails, as in the
+// reference (which says so in these words).
+Status CheckInsertable(const Schema& schema, const arrow::Schema& source_columns) {
+  std::string missing;
+  for (const auto& field : schema.fields) {
+    if (field.nullable || source_columns.GetFieldIndex(field.name) >= 0) continue;
+    missing += (missing.empty() ? "\"" : ", \"") + field.name + "\"";
+  }
+  if (missing.empty()) return Status::OK();
+  return Status::Invalid("Cannot insert rows with a partial-schema source: target column(s) [", missing,
+                         "] are non-nullable and not provided by the source. Either add them to the source or "
+                         "set when_not_matched to DoNothing.");
+}
+
+// Full rows of the dataset from rows of a partial source: the source's
+// columns, the others from `kept` (the target's values of the same rows,
+// for updates) or null (for inserts, when `kept` is null).
+Result<std::shared_ptr<arrow::RecordBatch>> CompleteRows(const std::shared_ptr<arrow::RecordBatch>& partial,
+                                                         const std::shared_ptr<arrow::Table>& kept,
+                                                         const std::shared_ptr<arrow::Schema>& target) {
+  std::vector<std::shared_ptr<arrow::Array>> columns;
+  for (const auto& field : target->fields()) {
+    if (auto column = partial->GetColumnByName(field->name())) {
+      columns.push_back(std::move(column));
+    } else if (kept) {
+      auto chunked = kept->GetColumnByName(field->name());
+      if (!chunked) return Status::Invalid("the target rows lack column '", field->name(), "'");
+      LANCE_ASSIGN_OR_RAISE(auto one, arrow::Concatenate(chunked->chunks()));
+      columns.push_back(std::move(one));
+    } else {
+      LANCE_ASSIGN_OR_RAISE(auto nulls, arrow::MakeArrayOfNull(field->type(), partial->num_rows()));
+      columns.push_back(std::move(nulls));
+    }
+  }
+  return arrow::RecordBatch::Make(target, partial->num_rows(), std::move(columns));
 }
 
 Result<std::shared_ptr<arrow::RecordBatch>> TakeRows(const std::shared_ptr<arrow::RecordBatch>& batch,
@@ -144,13 +314,11 @@ struct Plan {
 Result<Plan> MakePlan(const std::shared_ptr<Dataset>& dataset, const std::shared_ptr<arrow::RecordBatch>& source,
                       const MergeInsertParams& params) {
   Plan plan;
-  std::unordered_map<std::string, int64_t> by_key;
-  std::unordered_set<std::string> duplicated;
+  KeyIndex by_key(static_cast<size_t>(source->num_rows()));
+  std::string key;
   const KeyEncoder source_keys(*source, params.on);
   for (int64_t i = 0; i < source->num_rows(); ++i) {
-    auto key = source_keys.Encode(i);
-    if (!key) continue;
-    if (!by_key.emplace(*key, i).second) duplicated.insert(*key);
+    if (source_keys.Encode(i, &key)) by_key.Insert(key, i);
   }
 
   std::unordered_set<uint64_t> deletable;
@@ -175,18 +343,17 @@ Result<Plan> MakePlan(const std::shared_ptr<Dataset>& dataset, const std::shared
     const auto& ids = static_cast<const arrow::UInt64Array&>(*batch->GetColumnByName("_rowid"));
     const auto& addrs = static_cast<const arrow::UInt64Array&>(*batch->GetColumnByName("_rowaddr"));
     for (int64_t i = 0; i < batch->num_rows(); ++i) {
-      auto key = target_keys.Encode(i);
-      auto hit = key ? by_key.find(*key) : by_key.end();
-      if (hit != by_key.end()) {
-        if (duplicated.count(*key)) {
+      const auto [hit, duplicated] = target_keys.Encode(i, &key) ? by_key.Find(key) : std::pair<int64_t, bool>{-1, false};
+      if (hit >= 0) {
+        if (duplicated) {
           return Status::Invalid(
               "Ambiguous merge inserts are prohibited: multiple source rows match the same target row on (",
               ShowKeys(*batch, i, params.on),
               "). Please ensure each target row is matched by at most one source row.");
         }
-        matched[hit->second] = true;
+        matched[hit] = true;
         if (params.when_matched_update_all) {
-          plan.update_source_rows.push_back(hit->second);
+          plan.update_source_rows.push_back(hit);
           plan.update_row_ids.push_back(ids.Value(i));
           plan.update_row_addrs.push_back(addrs.Value(i));
         }
@@ -221,7 +388,13 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
     }
   }
   LANCE_ASSIGN_OR_RAISE(auto storage_version, dataset->DataStorageVersion());
-  LANCE_ASSIGN_OR_RAISE(auto rows, ReadSource(source, schema, uri));
+  LANCE_ASSIGN_OR_RAISE(auto source_columns, SourceColumns(*source.schema(), *schema, params.on, uri));
+  const bool partial = source_columns->num_fields() < schema->num_fields();
+  LANCE_ASSIGN_OR_RAISE(auto rows, ReadSource(source, source_columns, uri));
+  if (partial && params.when_not_matched_insert_all && rows->num_rows() > 0) {
+    Status st = CheckInsertable(dataset->manifest().schema, *source_columns);
+    if (!st.ok()) return st.WithMessage("merge-insert into ", uri, ": ", st.message());
+  }
   LANCE_ASSIGN_OR_RAISE(auto plan, MakePlan(dataset, rows, params));
 
   MergeInsertResult result;
@@ -237,16 +410,28 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
     updated_writer.RemoveFiles();
     inserted_writer.RemoveFiles();
   };
-  auto write = [&](ops::NewFragmentWriter& writer, const std::vector<int64_t>& source_rows)
-      -> Result<std::vector<Fragment>> {
+  // Columns a partial source lacks: matched rows keep the target's values.
+  std::vector<std::string> kept_columns;
+  for (const auto& field : schema->fields()) {
+    if (source_columns->GetFieldIndex(field->name()) < 0) kept_columns.push_back(field->name());
+  }
+  auto write = [&](ops::NewFragmentWriter& writer, const std::vector<int64_t>& source_rows,
+                   const std::vector<uint64_t>* target_row_addrs) -> Result<std::vector<Fragment>> {
     if (!source_rows.empty()) {
       LANCE_ASSIGN_OR_RAISE(auto batch, TakeRows(rows, source_rows));
+      if (partial) {
+        std::shared_ptr<arrow::Table> kept;
+        if (target_row_addrs) {
+          LANCE_ASSIGN_OR_RAISE(kept, ops::TakeByAddress(dataset, *target_row_addrs, kept_columns));
+        }
+        LANCE_ASSIGN_OR_RAISE(batch, CompleteRows(batch, kept, schema));
+      }
       LANCE_RETURN_NOT_OK(writer.Write(std::move(batch)));
     }
     return writer.Finish();
   };
-  auto updated = write(updated_writer, plan.update_source_rows);
-  auto inserted = updated.ok() ? write(inserted_writer, plan.insert_source_rows) : updated;
+  auto updated = write(updated_writer, plan.update_source_rows, &plan.update_row_addrs);
+  auto inserted = updated.ok() ? write(inserted_writer, plan.insert_source_rows, nullptr) : updated;
   if (!inserted.ok()) {
     cleanup();
     return inserted.status();

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "lance/scanner.h"
 #include "lance/table/deletion_vector.h"
 #include "lance/table/feature_flags.h"
 #include "lance/table/row_id_sequence.h"
@@ -228,6 +229,47 @@ Status CarryRowIdentity(const Dataset& dataset, const std::vector<uint64_t>& row
     return Status::Invalid("rewritten rows: ", row_ids.size(), " row ids but ", next, " rows written");
   }
   return Status::OK();
+}
+
+Result<std::shared_ptr<arrow::Table>> TakeByAddress(const std::shared_ptr<const Dataset>& dataset,
+                                                    const std::vector<uint64_t>& row_addrs,
+                                                    const std::vector<std::string>& columns) {
+  // A row's position among the live rows of the dataset: the live rows of
+  // the fragments before its own, then its offset less the deleted rows
+  // before it.
+  const auto& fragments = dataset->manifest().fragments;
+  struct Place {
+    uint64_t live_start = 0;
+    std::vector<uint32_t> deleted;  // ascending
+  };
+  std::unordered_map<uint64_t, Place> places;
+  uint64_t live = 0;
+  for (const auto& fragment : fragments) {
+    LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset->PhysicalRows(fragment));
+    LANCE_ASSIGN_OR_RAISE(auto deleted, dataset->DeletedRows(fragment));
+    Place place;
+    place.live_start = live;
+    live += physical - std::min<uint64_t>(physical, deleted.size());
+    place.deleted.assign(deleted.begin(), deleted.end());
+    places.emplace(fragment.id, std::move(place));
+  }
+  std::vector<uint64_t> positions;
+  positions.reserve(row_addrs.size());
+  for (uint64_t addr : row_addrs) {
+    auto it = places.find(addr >> 32);
+    if (it == places.end()) {
+      return Status::KeyError("row address ", addr, " names fragment ", addr >> 32, ", not in dataset ",
+                              dataset->uri());
+    }
+    const uint32_t offset = static_cast<uint32_t>(addr & 0xFFFFFFFFu);
+    const auto& deleted = it->second.deleted;
+    auto before = std::lower_bound(deleted.begin(), deleted.end(), offset);
+    if (before != deleted.end() && *before == offset) {
+      return Status::KeyError("row address ", addr, " of dataset ", dataset->uri(), " is a deleted row");
+    }
+    positions.push_back(it->second.live_start + offset - static_cast<uint64_t>(before - deleted.begin()));
+  }
+  return Take(dataset, positions, columns);
 }
 
 Result<std::shared_ptr<arrow::RecordBatch>> ConformBatch(const std::shared_ptr<arrow::RecordBatch>& batch,

@@ -81,6 +81,13 @@ Status CarryRowIdentity(const Dataset& dataset, const std::vector<uint64_t>& row
 /// Whether the dataset assigns stable row ids.
 bool UsesStableRowIds(const Dataset& dataset);
 
+/// Columns (empty = all) of the live rows at `row_addrs` of `dataset`, in
+/// that order: a take by position, without the row-id index a take by
+/// stable row id builds.
+Result<std::shared_ptr<arrow::Table>> TakeByAddress(const std::shared_ptr<const Dataset>& dataset,
+                                                    const std::vector<uint64_t>& row_addrs,
+                                                    const std::vector<std::string>& columns);
+
 /// The rows of `batch` conformed to `target`: columns picked by name, in
 /// target order, cast when the type differs. `what` names the source.
 Result<std::shared_ptr<arrow::RecordBatch>> ConformBatch(const std::shared_ptr<arrow::RecordBatch>& batch,

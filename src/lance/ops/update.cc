@@ -4,6 +4,8 @@
 #include <arrow/compute/exec.h>
 #include <arrow/compute/expression.h>
 
+#include <algorithm>
+#include <optional>
 #include <set>
 
 #include "lance/ops/row_rewrite.h"
@@ -70,9 +72,57 @@ Result<std::shared_ptr<arrow::RecordBatch>> Apply(const std::shared_ptr<arrow::R
   return arrow::RecordBatch::Make(target, batch->num_rows(), std::move(columns));
 }
 
+void AddSubtreeIds(const Field& field, std::vector<uint32_t>* ids) {
+  ids->push_back(static_cast<uint32_t>(field.id));
+  for (const auto& child : field.children) AddSubtreeIds(child, ids);
+}
+
 void AppendU64(const std::shared_ptr<arrow::Array>& column, std::vector<uint64_t>* out) {
   const auto& values = static_cast<const arrow::UInt64Array&>(*column);
   for (int64_t i = 0; i < values.length(); ++i) out->push_back(values.Value(i));
+}
+
+// Rows taken per batch when only the matching rows are read.
+constexpr size_t kTakeBatchRows = 8192;
+// Above this share of the rows, reading everything beats taking the matches.
+constexpr double kMaxTakeShare = 0.1;
+
+struct Matches {
+  std::vector<uint64_t> row_ids;
+  std::vector<uint64_t> row_addrs;
+};
+
+// The rows `predicate` selects, found by reading only the columns it
+// names, when they are few enough to take one by one (as the reference's
+// late materialization does); nullopt when every column is better read in
+// one scan (no predicate, one that names no column, or many matches).
+Result<std::optional<Matches>> FindMatches(const std::shared_ptr<Dataset>& dataset, const arrow::Schema& schema,
+                                           const std::string& predicate) {
+  if (predicate.empty()) return std::nullopt;
+  auto parsed = scan::ParseFilter(predicate, schema);
+  // A bad predicate fails in the scan, with the scanner's message.
+  if (!parsed.ok()) return std::nullopt;
+  const auto columns = scan::FilterColumns(*parsed);
+  if (columns.empty()) return std::nullopt;
+  ScanOptions scan;
+  scan.columns = columns;
+  scan.filter = predicate;
+  scan.with_row_id = true;
+  scan.with_row_address = true;
+  LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
+  Matches matches;
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    LANCE_RETURN_NOT_OK(reader->ReadNext(&batch));
+    if (!batch) break;
+    AppendU64(batch->GetColumnByName("_rowid"), &matches.row_ids);
+    AppendU64(batch->GetColumnByName("_rowaddr"), &matches.row_addrs);
+  }
+  LANCE_ASSIGN_OR_RAISE(int64_t total, ScanBuilder(dataset).CountRows());
+  if (static_cast<double>(matches.row_addrs.size()) > kMaxTakeShare * static_cast<double>(total)) {
+    return std::nullopt;
+  }
+  return matches;
 }
 
 // One attempt: read the latest version, rewrite, commit on top of it.
@@ -90,16 +140,34 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   LANCE_ASSIGN_OR_RAISE(auto storage_version, dataset->DataStorageVersion());
   const bool stable = ops::UsesStableRowIds(*dataset);
 
-  ScanOptions scan;
-  scan.filter = predicate;
-  scan.with_row_id = true;
-  scan.with_row_address = true;
-  LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
+  LANCE_ASSIGN_OR_RAISE(auto matches, FindMatches(dataset, *schema, predicate));
 
   ops::NewFragmentWriter writer(*store, dataset->manifest().schema, storage_version);
   std::vector<uint64_t> row_ids;
   std::vector<uint64_t> row_addrs;
   auto written = [&]() -> Result<std::vector<Fragment>> {
+    auto rewrite = [&](const std::shared_ptr<arrow::RecordBatch>& batch) -> Status {
+      LANCE_ASSIGN_OR_RAISE(auto updated, Apply(batch, assignments, schema));
+      return writer.Write(std::move(updated));
+    };
+    if (matches) {
+      // Few rows match: take just them, a batch at a time.
+      row_ids = std::move(matches->row_ids);
+      row_addrs = std::move(matches->row_addrs);
+      for (size_t at = 0; at < row_addrs.size(); at += kTakeBatchRows) {
+        const size_t n = std::min(kTakeBatchRows, row_addrs.size() - at);
+        std::vector<uint64_t> addrs(row_addrs.begin() + at, row_addrs.begin() + at + n);
+        LANCE_ASSIGN_OR_RAISE(auto rows, ops::TakeByAddress(dataset, addrs, {}));
+        LANCE_ASSIGN_OR_RAISE(auto batch, rows->CombineChunksToBatch());
+        LANCE_RETURN_NOT_OK(rewrite(batch));
+      }
+      return writer.Finish();
+    }
+    ScanOptions scan;
+    scan.filter = predicate;
+    scan.with_row_id = true;
+    scan.with_row_address = true;
+    LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
     while (true) {
       std::shared_ptr<arrow::RecordBatch> batch;
       LANCE_RETURN_NOT_OK(reader->ReadNext(&batch));
@@ -107,8 +175,7 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
       if (batch->num_rows() == 0) continue;
       AppendU64(batch->GetColumnByName("_rowid"), &row_ids);
       AppendU64(batch->GetColumnByName("_rowaddr"), &row_addrs);
-      LANCE_ASSIGN_OR_RAISE(auto updated, Apply(batch, assignments, schema));
-      LANCE_RETURN_NOT_OK(writer.Write(std::move(updated)));
+      LANCE_RETURN_NOT_OK(rewrite(batch));
     }
     return writer.Finish();
   }();
@@ -142,9 +209,9 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   op.updated_fragments = deletions->updated_fragments;
   op.new_fragments = std::move(new_fragments);
   for (const auto& a : assignments) {
-    // Top-level fields of the assigned columns, as the reference records them.
-    const auto& field = dataset->manifest().schema.fields[a.column];
-    op.fields_for_preserving_frag_bitmap.push_back(static_cast<uint32_t>(field.id));
+    // The assigned columns with every field below them (a list's items, a
+    // struct's children), as pylance 14 records them.
+    AddSubtreeIds(dataset->manifest().schema.fields[a.column], &op.fields_for_preserving_frag_bitmap);
   }
   op.mode = txn::Update::Mode::kRewriteRows;
   auto committed = txn::Commit(*store, txn::Transaction::Make(dataset->version(), std::move(op)));
