@@ -3,7 +3,8 @@
 // independent unit covering a run of rows, so a range or a take decodes only
 // the pages that hold its rows — and of the pages whose layout allows it
 // (v2_1/page_range.h: full-zip fixed-width values, mini-block chunks,
-// constant pages) only the part that holds them.
+// constant pages) only the part that holds them. 2.0 takes read each value's
+// bytes through v2_0/take.h.
 #include <algorithm>
 #include <map>
 
@@ -14,6 +15,7 @@
 #include "lance/file/dictionary_join.h"
 #include "lance/file/v2_0/field_decoder.h"
 #include "lance/file/v2_0/page_range.h"
+#include "lance/file/v2_0/take.h"
 #include "lance/file/v2_1/field_decoder.h"
 #include "lance/file/v2_1/page_range.h"
 #include "lance/file/version.h"
@@ -286,6 +288,38 @@ struct FileReadContext {
     return DecodeData(i, data, rows);
   }
 
+  // The rows at `offsets` (ascending, repeats allowed) of field `i` of a
+  // 2.0 file: each distinct row read once, only the bytes it needs.
+  Result<std::shared_ptr<arrow::Array>> Take20(size_t i, const std::vector<uint64_t>& offsets) const {
+    file::v2_0::RowRanges ranges;
+    std::vector<uint64_t> positions;  // of each offset among the distinct rows
+    uint64_t distinct = 0;
+    bool repeats = false;
+    for (uint64_t row : offsets) {
+      if (!ranges.empty() && ranges.back().second > row) {
+        repeats = true;
+      } else {
+        if (!ranges.empty() && ranges.back().second == row) {
+          ++ranges.back().second;
+        } else {
+          ranges.emplace_back(row, row + 1);
+        }
+        ++distinct;
+      }
+      positions.push_back(distinct - 1);
+    }
+    auto columns = std::span<const ColumnInfo>(layout.columns).subspan(fields[i].first);
+    LANCE_ASSIGN_OR_RAISE(auto array, file::v2_0::TakeFieldRanges(layout.schema.fields[i], columns, ranges,
+                                                                  layout.num_rows, pool, Reader()));
+    if (!repeats) return array;
+    arrow::UInt64Builder idx(pool);
+    LANCE_RETURN_NOT_OK(idx.AppendValues(positions));
+    std::shared_ptr<arrow::Array> indices;
+    LANCE_RETURN_NOT_OK(idx.Finish(&indices));
+    LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(array, indices));
+    return taken.make_array();
+  }
+
   mutable std::map<std::pair<size_t, size_t>, AnyPageCuts> cuts;
 };
 
@@ -402,6 +436,10 @@ Result<std::shared_ptr<arrow::Table>> FileReader::Take(const std::vector<std::st
   LANCE_RETURN_NOT_OK(util::ParallelFor(wanted.size(), [&](size_t f) -> Status {
     const size_t i = wanted[f];
     FileReadContext ctx{layout_, *file_, name_, pool_, version, fields, {}};
+    if (version == file::FileVersion::kV2_0) {
+      LANCE_ASSIGN_OR_RAISE(out_arrays[f], ctx.Take20(i, offsets));
+      return Status::OK();
+    }
     // The windows holding the rows, then one decode of all of them.
     std::vector<std::pair<uint64_t, uint64_t>> windows;
     size_t k = 0;
