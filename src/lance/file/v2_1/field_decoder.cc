@@ -8,6 +8,8 @@
 
 #include <arrow/array/concatenate.h>
 #include <arrow/array/util.h>
+#include <arrow/builder.h>
+#include <arrow/compute/api.h>
 #include <arrow/type.h>
 #include <arrow/util/checked_cast.h>
 
@@ -92,9 +94,11 @@ struct Decoded {
 
 class Assembler {
  public:
+  // `rows`: when set, only these rows (ascending) of a field without
+  // repetition are kept from each page.
   Assembler(std::span<const ColumnData> columns, FileVersion version, arrow::MemoryPool* pool,
-            const BlobReader* blob_reader)
-      : columns_(columns), version_(version), pool_(pool), blob_reader_(blob_reader) {}
+            const BlobReader* blob_reader, const std::vector<uint64_t>* rows = nullptr)
+      : columns_(columns), version_(version), pool_(pool), blob_reader_(blob_reader), rows_(rows) {}
 
   // `page_rows` is how many rows the leaf pages below hold in total: the
   // file's rows, times the dimension of each enclosing fixed-size list of
@@ -144,17 +148,30 @@ class Assembler {
     ctx.blob_reader = blob_reader_;
     std::vector<PageLevels> levels;
     std::vector<std::shared_ptr<arrow::Array>> arrays;
+    uint64_t page_start = 0;
+    size_t next_row = 0;  // the first of rows_ not yet in a page
     for (size_t p = 0; p < column.pages.size(); ++p) {
       auto page = DecodePage(column.pages[p], ctx);
+      uint64_t page_rows_kept = column.pages[p].length;
+      if (page.ok() && rows_) {
+        const uint64_t page_end = page_start + column.pages[p].length;
+        std::vector<uint64_t> local;
+        for (; next_row < rows_->size() && (*rows_)[next_row] < page_end; ++next_row) {
+          local.push_back((*rows_)[next_row] - page_start);
+        }
+        page_start = page_end;
+        page = KeepRows(*page, column.pages[p].length, local);
+        page_rows_kept = local.size();
+      }
       Result<std::shared_ptr<arrow::Array>> array =
           page.ok() ? PageValuesToArrow(*page, ctx) : Result<std::shared_ptr<arrow::Array>>(page.status());
       if (!array.ok()) {
         return array.status().WithMessage("column ", column_index, " page ", p, ": ", array.status().message());
       }
       const uint64_t rows_in_levels = RowsInLevels(page->levels);
-      if (rows_in_levels != column.pages[p].length) {
+      if (rows_in_levels != page_rows_kept) {
         return Corrupt("column ", column_index, " page ", p, " holds ", rows_in_levels, " rows but declares ",
-                       column.pages[p].length);
+                       page_rows_kept);
       }
       arrays.push_back(std::move(*array));
       levels.push_back(std::move(page->levels));
@@ -173,6 +190,31 @@ class Assembler {
     if (validity && type->id() != arrow::Type::NA) {
       out.array = arrow::MakeArray(WithValidity(out.array->data(), std::move(validity)));
     }
+    return out;
+  }
+
+  // The page with only the values and levels of rows `local` (ascending,
+  // relative to the page) of its `length` rows: one value and level per row
+  // in a page without repetition.
+  Result<DecodedPage> KeepRows(const DecodedPage& page, uint64_t length, const std::vector<uint64_t>& local) {
+    if (page.levels.rep || page.values.num_values != length ||
+        (page.levels.def && page.levels.def->size() != length)) {
+      return Corrupt("a page of ", length, " rows without repetition holds ", page.values.num_values, " values");
+    }
+    bool every_row = local.size() == length;
+    for (uint64_t k = 0; every_row && k < local.size(); ++k) every_row = local[k] == k;
+    if (every_row) return page;
+    DecodedPage out;
+    LANCE_ASSIGN_OR_RAISE(out.values, TakeBlock(page.values, local, pool_));
+    out.dictionary = page.dictionary;
+    out.levels.layers = page.levels.layers;
+    if (page.levels.def) {
+      std::vector<uint16_t> def;
+      def.reserve(local.size());
+      for (uint64_t r : local) def.push_back((*page.levels.def)[r]);
+      out.levels.def = std::move(def);
+    }
+    out.levels.num_items = local.size();
     return out;
   }
 
@@ -268,7 +310,16 @@ class Assembler {
   FileVersion version_;
   arrow::MemoryPool* pool_;
   const BlobReader* blob_reader_;
+  const std::vector<uint64_t>* rows_;
 };
+
+// Whether every leaf of `field` holds one value per row (no list, map or
+// fixed-size list of structs anywhere in it).
+bool RowAligned(const Field& field) {
+  if (IsPackedStruct(field) || IsBlob(field)) return true;
+  if (IsList(field) || field.logical_type == "map" || IsStructFsl(field)) return false;
+  return std::all_of(field.children.begin(), field.children.end(), RowAligned);
+}
 
 }  // namespace
 
@@ -279,9 +330,12 @@ int NumColumns(const Field& field) {
   return n;
 }
 
-Result<std::shared_ptr<arrow::Array>> DecodeField(const Field& field, std::span<const ColumnData> columns,
-                                                  uint64_t num_rows, FileVersion version, arrow::MemoryPool* pool,
-                                                  const BlobReader& blob_reader) {
+namespace {
+
+// DecodeField, or with `rows` DecodeFieldRows.
+Result<std::shared_ptr<arrow::Array>> Decode(const Field& field, std::span<const ColumnData> columns,
+                                             uint64_t num_rows, FileVersion version, arrow::MemoryPool* pool,
+                                             const BlobReader& blob_reader, const std::vector<uint64_t>* rows) {
   if (version != FileVersion::kV2_1 && version != FileVersion::kV2_2) {
     return Status::Invalid("the 2.1 field decoder cannot read file version ", FileVersionToString(version));
   }
@@ -295,22 +349,50 @@ Result<std::shared_ptr<arrow::Array>> DecodeField(const Field& field, std::span<
     if (num_rows > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       return Status::Invalid("too many rows: ", num_rows);
     }
+    const uint64_t out_rows = rows ? rows->size() : num_rows;
     if (expected == 0) {
       if (field.logical_type != "struct") return Status::Invalid("a non-struct field without columns");
-      auto data = arrow::ArrayData::Make(type, static_cast<int64_t>(num_rows), {nullptr}, {}, 0);
+      auto data = arrow::ArrayData::Make(type, static_cast<int64_t>(out_rows), {nullptr}, {}, 0);
       return arrow::MakeArray(data);
     }
-    Assembler assembler(columns, version, pool, &blob_reader);
+    Assembler assembler(columns, version, pool, &blob_reader, rows);
     LANCE_ASSIGN_OR_RAISE(Decoded decoded, assembler.Decode(field, type, num_rows));
     LANCE_RETURN_NOT_OK(decoded.repdef.CheckExhausted());
-    if (static_cast<uint64_t>(decoded.array->length()) != num_rows) {
-      return Corrupt("decoded ", decoded.array->length(), " rows, expected ", num_rows);
+    if (static_cast<uint64_t>(decoded.array->length()) != out_rows) {
+      return Corrupt("decoded ", decoded.array->length(), " rows, expected ", out_rows);
     }
     LANCE_RETURN_NOT_OK(decoded.array->ValidateFull());
     return decoded.array;
   }();
   if (!result.ok()) return AnnotateField(result.status(), field);
   return result;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<arrow::Array>> DecodeField(const Field& field, std::span<const ColumnData> columns,
+                                                  uint64_t num_rows, FileVersion version, arrow::MemoryPool* pool,
+                                                  const BlobReader& blob_reader) {
+  return Decode(field, columns, num_rows, version, pool, blob_reader, nullptr);
+}
+
+Result<std::shared_ptr<arrow::Array>> DecodeFieldRows(const Field& field, std::span<const ColumnData> columns,
+                                                      uint64_t num_rows, FileVersion version,
+                                                      arrow::MemoryPool* pool, const BlobReader& blob_reader,
+                                                      const std::vector<uint64_t>& rows) {
+  for (size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k] >= num_rows || (k > 0 && rows[k] < rows[k - 1])) {
+      return Status::Invalid("field '", field.name, "': rows to decode must be ascending and below ", num_rows);
+    }
+  }
+  if (RowAligned(field)) return Decode(field, columns, num_rows, version, pool, blob_reader, &rows);
+  LANCE_ASSIGN_OR_RAISE(auto all, Decode(field, columns, num_rows, version, pool, blob_reader, nullptr));
+  arrow::UInt64Builder indices(pool);
+  LANCE_RETURN_NOT_OK(indices.AppendValues(rows));
+  std::shared_ptr<arrow::Array> index_array;
+  LANCE_RETURN_NOT_OK(indices.Finish(&index_array));
+  LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(all, index_array));
+  return taken.make_array();
 }
 
 Result<std::shared_ptr<arrow::Array>> DecodeField(const Field& field, std::span<const ColumnData> columns,
