@@ -1,6 +1,6 @@
 // Takes of 2.0 files read only what their rows need: strings by their offsets
 // and then their bytes, lists by their offsets and then their items, and
-// random takes equal the same rows of a whole read.
+// random takes equal the same rows of a whole read (in 2.1+ files too).
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -159,17 +159,23 @@ class V2_0TakeTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // Writes `batches` batches of `rows` rows as a 2.0 file.
-  std::string Write(const std::string& name, int batches, int64_t rows, std::optional<uint64_t> cache) {
+  // Writes `batches` batches of `rows` rows as a file of `version`.
+  std::string Write(const std::string& name, int batches, int64_t rows, std::optional<uint64_t> cache,
+                    const std::string& version = "2.0") {
     const std::string path = (dir_ / name).string();
     FileWriterOptions options;
-    options.version = "2.0";
+    options.version = version;
     options.data_cache_bytes = cache;
-    auto first = MakeBatch(0, rows);
-    auto writer = FileWriter::Open(path, *first->schema(), options);
+    // This writer stores blob fields in 2.0 files only.
+    auto make = [&](int64_t first) {
+      auto batch = MakeBatch(first, rows);
+      if (version == "2.0") return batch;
+      return batch->RemoveColumn(batch->schema()->GetFieldIndex("blob")).ValueOrDie();
+    };
+    auto writer = FileWriter::Open(path, *make(0)->schema(), options);
     EXPECT_TRUE(writer.ok()) << writer.status().ToString();
     for (int b = 0; b < batches; ++b) {
-      auto st = (*writer)->Write(*MakeBatch(b * rows, rows));
+      auto st = (*writer)->Write(*make(b * rows));
       EXPECT_TRUE(st.ok()) << st.ToString();
     }
     auto done = (*writer)->Finish();
@@ -256,6 +262,29 @@ TEST_F(V2_0TakeTest, RandomTakesEqualAWholeRead) {
   for (uint64_t r = 0; r < n; ++r) all[r] = r;
   ExpectSameRows(whole, all, *reader->Take({}, all).ValueOrDie(), "all");
   ExpectSameRows(whole, {}, *reader->Take({}, {}).ValueOrDie(), "none");
+}
+
+// 2.1+ takes keep only their rows of each decoded page (fields without
+// lists) or take them from the decoded pages (fields with lists).
+TEST_F(V2_0TakeTest, TakesOfLaterVersionsEqualAWholeRead) {
+  for (const std::string version : {"2.1", "2.2"}) {
+    const std::string path = Write("v" + version + ".lance", 4, 900, 8192, version);
+    auto reader = Open(path);
+    const uint64_t n = reader->num_rows();
+    auto whole = reader->ReadAll().ValueOrDie();
+    for (uint32_t seed : {7u, 8u, 9u}) {
+      std::mt19937_64 rng(seed);
+      std::vector<uint64_t> rows;
+      for (size_t k = 0; k < seed * 20; ++k) rows.push_back(rng() % n);
+      rows.insert(rows.end(), rows.begin(), rows.begin() + rows.size() / 4);
+      rows.push_back(0);
+      rows.push_back(n - 1);
+      std::sort(rows.begin(), rows.end());
+      auto got = reader->Take({}, rows);
+      ASSERT_TRUE(got.ok()) << version << ": " << got.status().ToString();
+      ExpectSameRows(whole, rows, **got, version + " seed " + std::to_string(seed));
+    }
+  }
 }
 
 TEST_F(V2_0TakeTest, OneRowReadsAFewBytesNotThePage) {
