@@ -194,27 +194,64 @@ class Assembler {
   }
 
   // The page with only the values and levels of rows `local` (ascending,
-  // relative to the page) of its `length` rows: one value and level per row
-  // in a page without repetition.
+  // relative to the page) of its `length` rows. Without repetition a row is
+  // one level and one value; with it, a row runs from one level of the
+  // outermost repetition to the next, and holds the values of its visible
+  // levels.
   Result<DecodedPage> KeepRows(const DecodedPage& page, uint64_t length, const std::vector<uint64_t>& local) {
-    if (page.levels.rep || page.values.num_values != length ||
-        (page.levels.def && page.levels.def->size() != length)) {
-      return Corrupt("a page of ", length, " rows without repetition holds ", page.values.num_values, " values");
-    }
     bool every_row = local.size() == length;
     for (uint64_t k = 0; every_row && k < local.size(); ++k) every_row = local[k] == k;
     if (every_row) return page;
+    const auto& rep = page.levels.rep;
+    const auto& def = page.levels.def;
+    const uint64_t num_levels = rep ? rep->size() : def ? def->size() : page.values.num_values;
+    if (def && def->size() != num_levels) {
+      return Corrupt(num_levels, " repetition levels but ", def->size(), " definition levels");
+    }
+    // The first level and first value of each row, and the end.
+    std::vector<uint64_t> level_start, value_start;
+    if (rep) {
+      const uint16_t max_rep = MaxRep(page.levels.layers);
+      const uint16_t max_visible = MaxVisibleDef(page.levels.layers);
+      level_start.reserve(length + 1);
+      value_start.reserve(length + 1);
+      uint64_t values = 0;
+      for (uint64_t i = 0; i < num_levels; ++i) {
+        if ((*rep)[i] == max_rep) {
+          level_start.push_back(i);
+          value_start.push_back(values);
+        }
+        values += !def || (*def)[i] <= max_visible ? 1 : 0;
+      }
+      level_start.push_back(num_levels);
+      value_start.push_back(values);
+      if (level_start.size() != length + 1 || values != page.values.num_values) {
+        return Corrupt("a page of ", length, " rows has levels of ", level_start.size() - 1, " rows and ", values,
+                       " values where it holds ", page.values.num_values);
+      }
+    } else if (num_levels != length || page.values.num_values != length) {
+      return Corrupt("a page of ", length, " rows without repetition holds ", page.values.num_values, " values");
+    }
+    auto levels_of = [&](uint64_t r) {
+      return rep ? std::make_pair(level_start[r], level_start[r + 1]) : std::make_pair(r, r + 1);
+    };
+    std::vector<uint64_t> value_indices;
+    std::vector<uint16_t> kept_rep, kept_def;
+    for (uint64_t r : local) {
+      if (r >= length) return Corrupt("row ", r, " of a page of ", length);
+      const auto [a, b] = levels_of(r);
+      if (rep) kept_rep.insert(kept_rep.end(), rep->begin() + a, rep->begin() + b);
+      if (def) kept_def.insert(kept_def.end(), def->begin() + a, def->begin() + b);
+      const uint64_t va = rep ? value_start[r] : r, vb = rep ? value_start[r + 1] : r + 1;
+      for (uint64_t v = va; v < vb; ++v) value_indices.push_back(v);
+    }
     DecodedPage out;
-    LANCE_ASSIGN_OR_RAISE(out.values, TakeBlock(page.values, local, pool_));
+    LANCE_ASSIGN_OR_RAISE(out.values, TakeBlock(page.values, value_indices, pool_));
     out.dictionary = page.dictionary;
     out.levels.layers = page.levels.layers;
-    if (page.levels.def) {
-      std::vector<uint16_t> def;
-      def.reserve(local.size());
-      for (uint64_t r : local) def.push_back((*page.levels.def)[r]);
-      out.levels.def = std::move(def);
-    }
-    out.levels.num_items = local.size();
+    if (rep) out.levels.rep = std::move(kept_rep);
+    if (def) out.levels.def = std::move(kept_def);
+    out.levels.num_items = value_indices.size();
     return out;
   }
 
@@ -313,11 +350,11 @@ class Assembler {
   const std::vector<uint64_t>* rows_;
 };
 
-// Whether every leaf of `field` holds one value per row (no list, map or
-// fixed-size list of structs anywhere in it).
+// Whether the pages of every leaf of `field` count the field's rows (no
+// fixed-size list of structs anywhere in it, whose leaves count items).
 bool RowAligned(const Field& field) {
   if (IsPackedStruct(field) || IsBlob(field)) return true;
-  if (IsList(field) || field.logical_type == "map" || IsStructFsl(field)) return false;
+  if (IsStructFsl(field)) return false;
   return std::all_of(field.children.begin(), field.children.end(), RowAligned);
 }
 

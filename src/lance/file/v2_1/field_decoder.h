@@ -41,10 +41,11 @@ Result<std::shared_ptr<arrow::Array>> DecodeField(const Field& field, std::span<
                                                   const BlobReader& blob_reader);
 
 /// As above, but only the rows at `rows` (ascending, repeats allowed, each
-/// < num_rows), in that order. Fields without repetition convert only those
-/// rows of each decoded page to Arrow (a take decodes whole mini-block
-/// chunks, but materializes, dictionary-decodes and validates only its rows);
-/// others are decoded whole and then taken.
+/// < num_rows), in that order. Each decoded page keeps only those rows (their
+/// values and levels) before they are unraveled, converted to Arrow,
+/// dictionary-decoded and validated: a take decodes whole mini-block chunks
+/// but materializes only its rows. Fields inside fixed-size lists of structs
+/// are decoded whole and then taken.
 Result<std::shared_ptr<arrow::Array>> DecodeFieldRows(const Field& field, std::span<const ColumnData> columns,
                                                       uint64_t num_rows, FileVersion version,
                                                       arrow::MemoryPool* pool, const BlobReader& blob_reader,
