@@ -151,15 +151,19 @@ class Assembler {
     uint64_t page_start = 0;
     size_t next_row = 0;  // the first of rows_ not yet in a page
     for (size_t p = 0; p < column.pages.size(); ++p) {
-      auto page = DecodePage(column.pages[p], ctx);
-      uint64_t page_rows_kept = column.pages[p].length;
-      if (page.ok() && rows_) {
+      // The rows of this page to keep, relative to it.
+      std::vector<uint64_t> local;
+      if (rows_) {
         const uint64_t page_end = page_start + column.pages[p].length;
-        std::vector<uint64_t> local;
         for (; next_row < rows_->size() && (*rows_)[next_row] < page_end; ++next_row) {
           local.push_back((*rows_)[next_row] - page_start);
         }
         page_start = page_end;
+        ctx.kept_rows = &local;
+      }
+      auto page = DecodePage(column.pages[p], ctx);
+      uint64_t page_rows_kept = column.pages[p].length;
+      if (page.ok() && rows_) {
         page = KeepRows(*page, column.pages[p].length, local);
         page_rows_kept = local.size();
       }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include <arrow/array.h>
 #include <arrow/memory_pool.h>
@@ -40,6 +41,10 @@ struct PageContext {
   FileVersion version = FileVersion::kV2_1;
   arrow::MemoryPool* pool = nullptr;
   const BlobReader* blob_reader = nullptr;
+  /// The rows of the page (ascending) the caller keeps, or null for all:
+  /// decoders may leave the values of other rows empty (blob pages do not
+  /// read them).
+  const std::vector<uint64_t>* kept_rows = nullptr;
 };
 
 /// Decodes one page (any layout) of a leaf column.
