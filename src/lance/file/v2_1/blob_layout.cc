@@ -46,6 +46,7 @@ Result<DecodedPage> DecodeBlobPage(const pb21::BlobLayout& layout, const PageDat
     return Status::Invalid("cannot re-serialize the blob's inner layout");
   }
   PageContext inner_ctx = ctx;
+  inner_ctx.kept_rows = nullptr;  // every description: row i is description i below
   inner_ctx.leaf_type = arrow::struct_({arrow::field("position", arrow::uint64(), false),
                                         arrow::field("size", arrow::uint64(), false)});
   LANCE_ASSIGN_OR_RAISE(DecodedPage inner, DecodePage(inner_page, inner_ctx));

@@ -203,6 +203,12 @@ class Assembler {
   // outermost repetition to the next, and holds the values of its visible
   // levels.
   Result<DecodedPage> KeepRows(const DecodedPage& page, uint64_t length, const std::vector<uint64_t>& local) {
+    if (page.rows_kept) {
+      if (page.values.num_values != local.size() && !page.levels.rep) {
+        return Corrupt("a page decoded ", page.values.num_values, " of the ", local.size(), " rows kept");
+      }
+      return page;
+    }
     bool every_row = local.size() == length;
     for (uint64_t k = 0; every_row && k < local.size(); ++k) every_row = local[k] == k;
     if (every_row) return page;

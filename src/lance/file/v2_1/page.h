@@ -33,6 +33,9 @@ struct DecodedPage {
   /// The page dictionary, if the values are indices into it.
   std::optional<DataBlock> dictionary;
   PageLevels levels;
+  /// True when the page holds only the rows ctx.kept_rows (in that order,
+  /// values and levels), not all of its rows.
+  bool rows_kept = false;
 };
 
 struct PageContext {
