@@ -86,7 +86,8 @@ class FileReader {
                                                                              uint64_t count) const;
 
   /// Rows at `offsets` (ascending; repeats allowed), in that order, reading
-  /// only the bytes that hold them in 2.1+ files (as ReadRange).
+  /// only the bytes that hold them: in 2.1+ files as ReadRange does, in 2.0
+  /// files value by value (strings and lists through their offsets).
   Result<std::shared_ptr<arrow::Table>> Take(const std::vector<std::string>& columns,
                                              const std::vector<uint64_t>& offsets) const;
 

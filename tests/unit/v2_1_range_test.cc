@@ -240,6 +240,36 @@ TEST(V21RangeTest, TakeOfOneVectorReadsOneVector) {
   }
 }
 
+// A take reads the blob values of its rows only, whatever part of the
+// descriptions page it decodes.
+TEST(V21RangeTest, TakeOfOneBlobReadsOneBlob) {
+  for (const char* version : {"2.1", "2.2"}) {
+    const fs::path path = fs::path(__FILE__).parent_path() / "../fixtures/v2_1" / version / "blob.lance";
+    auto counting = std::make_shared<CountingFile>(Slurp(path));
+    auto reader = FileReader::Open(counting, path.string());
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    auto all = (*reader)->ReadAll({"data"});
+    ASSERT_TRUE(all.ok()) << all.status().ToString();
+    auto values = std::static_pointer_cast<arrow::LargeBinaryArray>((*all)->column(0)->chunk(0));
+    const uint64_t n = (*reader)->num_rows();
+    uint64_t total = 0;
+    for (uint64_t r = 0; r < n; ++r) total += static_cast<uint64_t>(values->value_length(r));
+    for (uint64_t row : {uint64_t{1}, n / 2, n - 1}) {
+      counting->bytes_read = 0;
+      auto one = (*reader)->Take({"data"}, {row, row});
+      ASSERT_TRUE(one.ok()) << one.status().ToString();
+      auto got = (*one)->column(0)->chunk(0);
+      ASSERT_EQ(got->length(), 2);
+      EXPECT_TRUE(got->Slice(0, 1)->Equals(*values->Slice(row, 1))) << version << " row " << row;
+      EXPECT_TRUE(got->Slice(1, 1)->Equals(*values->Slice(row, 1))) << version << " row " << row;
+      // The descriptions (16 bytes a row) and the one value.
+      EXPECT_LT(static_cast<uint64_t>(counting->bytes_read), 16 * n + values->value_length(row) + 1024)
+          << version << " row " << row;
+    }
+    EXPECT_GT(total, 16 * n + 2000 + 1024) << "the values outweigh what one take may read";
+  }
+}
+
 TEST(V21RangeTest, BadRangesAndReadsFailCleanly) {
   const fs::path root = fs::path(__FILE__).parent_path() / "../fixtures/v2_1";
   for (const char* name : {"2.1/vectors.lance", "2.1/multipage.lance", "2.2/primitives.lance", "2.1/strings.lance"}) {

@@ -3,7 +3,8 @@
 // independent unit covering a run of rows, so a range or a take decodes only
 // the pages that hold its rows — and of the pages whose layout allows it
 // (v2_1/page_range.h: full-zip fixed-width values, mini-block chunks,
-// constant pages) only the part that holds them.
+// constant pages) only the part that holds them. 2.0 takes read each value's
+// bytes through v2_0/take.h.
 #include <algorithm>
 #include <map>
 
@@ -14,6 +15,7 @@
 #include "lance/file/dictionary_join.h"
 #include "lance/file/v2_0/field_decoder.h"
 #include "lance/file/v2_0/page_range.h"
+#include "lance/file/v2_0/take.h"
 #include "lance/file/v2_1/field_decoder.h"
 #include "lance/file/v2_1/page_range.h"
 #include "lance/file/version.h"
@@ -148,23 +150,34 @@ struct FileReadContext {
     return [this](uint64_t position, uint64_t size) { return ReadBlob(position, size); };
   }
 
-  // Decodes `rows` rows of field `i` from loaded columns.
+  // Decodes `rows` rows of field `i` from loaded columns; with `select`,
+  // only those of them (ascending), in order.
   Result<std::shared_ptr<arrow::Array>> DecodeData(size_t i, const std::vector<file::ColumnData>& data,
-                                                   uint64_t rows) const {
+                                                   uint64_t rows, const std::vector<uint64_t>* select = nullptr) const {
     auto blob = Reader();
     const Field& field = layout.schema.fields[i];
-    if (version == file::FileVersion::kV2_0) return file::v2_0::DecodeField(field, data, rows, pool, blob);
-    return file::v2_1::DecodeField(field, data, rows, version, pool, blob);
+    if (version != file::FileVersion::kV2_0) {
+      if (select) return file::v2_1::DecodeFieldRows(field, data, rows, version, pool, blob, *select);
+      return file::v2_1::DecodeField(field, data, rows, version, pool, blob);
+    }
+    LANCE_ASSIGN_OR_RAISE(auto array, file::v2_0::DecodeField(field, data, rows, pool, blob));
+    if (!select) return array;
+    arrow::UInt64Builder idx(pool);
+    LANCE_RETURN_NOT_OK(idx.AppendValues(*select));
+    std::shared_ptr<arrow::Array> indices;
+    LANCE_RETURN_NOT_OK(idx.Finish(&indices));
+    LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(array, indices));
+    return taken.make_array();
   }
 
-  Result<std::shared_ptr<arrow::Array>> DecodeAll(size_t i) const {
+  Result<std::shared_ptr<arrow::Array>> DecodeAll(size_t i, const std::vector<uint64_t>* select = nullptr) const {
     const FieldColumns& fc = fields[i];
     std::vector<file::ColumnData> data;
     for (size_t c = fc.first; c < fc.first + fc.count; ++c) {
       LANCE_ASSIGN_OR_RAISE(auto col, file::LoadColumn(file, layout.columns[c], layout.file_size, name));
       data.push_back(std::move(col));
     }
-    return DecodeData(i, data, layout.num_rows);
+    return DecodeData(i, data, layout.num_rows, select);
   }
 
   // Where page `p` of column `c` can be cut, cached per read.
@@ -236,10 +249,12 @@ struct FileReadContext {
     }
   }
 
-  // Decodes rows [lo, hi) of field `i`, a window from Window().
-  Result<std::shared_ptr<arrow::Array>> DecodeWindow(size_t i, uint64_t lo, uint64_t hi) const {
-    if (lo == 0 && hi == layout.num_rows) return DecodeAll(i);
-    return DecodeWindows(i, {{lo, hi}});
+  // Decodes rows [lo, hi) of field `i`, a window from Window() (with
+  // `select`, only those rows of it).
+  Result<std::shared_ptr<arrow::Array>> DecodeWindow(size_t i, uint64_t lo, uint64_t hi,
+                                                     const std::vector<uint64_t>* select = nullptr) const {
+    if (lo == 0 && hi == layout.num_rows) return DecodeAll(i, select);
+    return DecodeWindows(i, {{lo, hi}}, select);
   }
 
   // Decodes the rows of several windows of field `i` (ascending, disjoint,
@@ -247,7 +262,8 @@ struct FileReadContext {
   // window are read whole, pages the windows cut only in the parts they
   // cover, and each page once, so its dictionary decodes once too.
   Result<std::shared_ptr<arrow::Array>> DecodeWindows(size_t i,
-                                                      const std::vector<std::pair<uint64_t, uint64_t>>& windows) const {
+                                                      const std::vector<std::pair<uint64_t, uint64_t>>& windows,
+                                                      const std::vector<uint64_t>* select = nullptr) const {
     const FieldColumns& fc = fields[i];
     uint64_t rows = 0;
     for (const auto& [lo, hi] : windows) rows += hi - lo;
@@ -283,7 +299,39 @@ struct FileReadContext {
       }
       data.push_back(std::move(column));
     }
-    return DecodeData(i, data, rows);
+    return DecodeData(i, data, rows, select);
+  }
+
+  // The rows at `offsets` (ascending, repeats allowed) of field `i` of a
+  // 2.0 file: each distinct row read once, only the bytes it needs.
+  Result<std::shared_ptr<arrow::Array>> Take20(size_t i, const std::vector<uint64_t>& offsets) const {
+    file::v2_0::RowRanges ranges;
+    std::vector<uint64_t> positions;  // of each offset among the distinct rows
+    uint64_t distinct = 0;
+    bool repeats = false;
+    for (uint64_t row : offsets) {
+      if (!ranges.empty() && ranges.back().second > row) {
+        repeats = true;
+      } else {
+        if (!ranges.empty() && ranges.back().second == row) {
+          ++ranges.back().second;
+        } else {
+          ranges.emplace_back(row, row + 1);
+        }
+        ++distinct;
+      }
+      positions.push_back(distinct - 1);
+    }
+    auto columns = std::span<const ColumnInfo>(layout.columns).subspan(fields[i].first);
+    LANCE_ASSIGN_OR_RAISE(auto array, file::v2_0::TakeFieldRanges(layout.schema.fields[i], columns, ranges,
+                                                                  layout.num_rows, pool, Reader()));
+    if (!repeats) return array;
+    arrow::UInt64Builder idx(pool);
+    LANCE_RETURN_NOT_OK(idx.AppendValues(positions));
+    std::shared_ptr<arrow::Array> indices;
+    LANCE_RETURN_NOT_OK(idx.Finish(&indices));
+    LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(array, indices));
+    return taken.make_array();
   }
 
   mutable std::map<std::pair<size_t, size_t>, AnyPageCuts> cuts;
@@ -402,6 +450,10 @@ Result<std::shared_ptr<arrow::Table>> FileReader::Take(const std::vector<std::st
   LANCE_RETURN_NOT_OK(util::ParallelFor(wanted.size(), [&](size_t f) -> Status {
     const size_t i = wanted[f];
     FileReadContext ctx{layout_, *file_, name_, pool_, version, fields, {}};
+    if (version == file::FileVersion::kV2_0) {
+      LANCE_ASSIGN_OR_RAISE(out_arrays[f], ctx.Take20(i, offsets));
+      return Status::OK();
+    }
     // The windows holding the rows, then one decode of all of them.
     std::vector<std::pair<uint64_t, uint64_t>> windows;
     size_t k = 0;
@@ -434,23 +486,21 @@ Result<std::shared_ptr<arrow::Table>> FileReader::Take(const std::vector<std::st
         batch_rows_now += windows[w].second - windows[w].first;
         batch.push_back(windows[w++]);
       }
-      std::shared_ptr<arrow::Array> array;
-      if (batch.size() == 1) {
-        LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeWindow(i, batch[0].first, batch[0].second));
-      } else {
-        LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeWindows(i, batch));
-      }
-      arrow::UInt64Builder idx(pool_);
+      // The rows of the batch's windows to keep, counted across them.
+      std::vector<uint64_t> select;
       uint64_t base = 0;
       size_t v = 0;
       for (; next < offsets.size() && offsets[next] < batch.back().second; ++next) {
         while (offsets[next] >= batch[v].second) base += batch[v].second - batch[v].first, ++v;
-        LANCE_RETURN_NOT_OK(idx.Append(base + offsets[next] - batch[v].first));
+        select.push_back(base + offsets[next] - batch[v].first);
       }
-      std::shared_ptr<arrow::Array> indices;
-      LANCE_RETURN_NOT_OK(idx.Finish(&indices));
-      LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(array, indices));
-      pieces.push_back(taken.make_array());
+      std::shared_ptr<arrow::Array> array;
+      if (batch.size() == 1) {
+        LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeWindow(i, batch[0].first, batch[0].second, &select));
+      } else {
+        LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeWindows(i, batch, &select));
+      }
+      pieces.push_back(std::move(array));
     }
     std::shared_ptr<arrow::Array> column;
     if (pieces.empty()) {

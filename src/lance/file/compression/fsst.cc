@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -543,7 +544,10 @@ Result<VariableValues> FsstDecompress(std::string_view symbol_table, std::span<c
       }
     }
   }
-  out.data.resize(total);
+  // Symbols are stored 8 bytes at a time (only their length counts): the
+  // slack past the end takes the overhang of the last one.
+  static_assert(std::endian::native == std::endian::little, "symbols are stored as little-endian words");
+  out.data.resize(total + 8);
   auto* dst = reinterpret_cast<uint8_t*>(out.data.data());
   uint64_t o = 0;
   out.offsets[0] = 0;
@@ -554,12 +558,14 @@ Result<VariableValues> FsstDecompress(std::string_view symbol_table, std::span<c
         dst[o++] = bytes[p + 1];
         p += 2;
       } else {
-        for (uint8_t k = 0; k < lens[code]; ++k) dst[o++] = static_cast<uint8_t>(symbols[code] >> (8 * k));
+        std::memcpy(dst + o, &symbols[code], 8);
+        o += lens[code];
         p += 1;
       }
     }
     out.offsets[v + 1] = o;
   }
+  out.data.resize(total);
   return out;
 }
 

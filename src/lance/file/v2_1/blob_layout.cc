@@ -46,6 +46,7 @@ Result<DecodedPage> DecodeBlobPage(const pb21::BlobLayout& layout, const PageDat
     return Status::Invalid("cannot re-serialize the blob's inner layout");
   }
   PageContext inner_ctx = ctx;
+  inner_ctx.kept_rows = nullptr;  // every description: row i is description i below
   inner_ctx.leaf_type = arrow::struct_({arrow::field("position", arrow::uint64(), false),
                                         arrow::field("size", arrow::uint64(), false)});
   LANCE_ASSIGN_OR_RAISE(DecodedPage inner, DecodePage(inner_page, inner_ctx));
@@ -63,14 +64,20 @@ Result<DecodedPage> DecodeBlobPage(const pb21::BlobLayout& layout, const PageDat
   arrow::TypedBufferBuilder<uint64_t> offsets(ctx.pool);
   LANCE_RETURN_NOT_OK(offsets.Append(0));
   uint64_t total = 0, visible = 0;
+  size_t next_kept = 0;  // into ctx.kept_rows
   for (uint64_t i = 0; i < n; ++i) {
+    bool kept = true;
+    if (ctx.kept_rows) {
+      while (next_kept < ctx.kept_rows->size() && (*ctx.kept_rows)[next_kept] < i) ++next_kept;
+      kept = next_kept < ctx.kept_rows->size() && (*ctx.kept_rows)[next_kept] == i;
+    }
     if (sizes[i] == 0) {
       // Null or empty: the position carries the levels (rep in the low 16 bits).
       const uint16_t rep = static_cast<uint16_t>(positions[i] & 0xFFFF);
       def[i] = static_cast<uint16_t>((positions[i] >> 16) & 0xFFFF);
       if (rep != 0) return Corrupt("blob description with repetition level ", rep, " outside a list");
       if (def[i] > max_def) return Corrupt("blob description with definition level ", def[i]);
-    } else {
+    } else if (kept) {
       if (!ctx.blob_reader || !*ctx.blob_reader) {
         return Status::NotImplemented("reading blob values needs file access (no blob reader given)");
       }
@@ -80,7 +87,7 @@ Result<DecodedPage> DecodeBlobPage(const pb21::BlobLayout& layout, const PageDat
       }
       LANCE_RETURN_NOT_OK(data.Append(bytes->data(), bytes->size()));
       total += sizes[i];
-    }
+    }  // else: the value of a row the caller drops, left empty and unread
     if (def[i] <= max_visible) {
       ++visible;
       LANCE_RETURN_NOT_OK(offsets.Append(total));

@@ -8,6 +8,8 @@
 
 #include <arrow/array/concatenate.h>
 #include <arrow/array/util.h>
+#include <arrow/builder.h>
+#include <arrow/compute/api.h>
 #include <arrow/type.h>
 #include <arrow/util/checked_cast.h>
 
@@ -92,9 +94,11 @@ struct Decoded {
 
 class Assembler {
  public:
+  // `rows`: when set, only these rows (ascending) of a field without
+  // repetition are kept from each page.
   Assembler(std::span<const ColumnData> columns, FileVersion version, arrow::MemoryPool* pool,
-            const BlobReader* blob_reader)
-      : columns_(columns), version_(version), pool_(pool), blob_reader_(blob_reader) {}
+            const BlobReader* blob_reader, const std::vector<uint64_t>* rows = nullptr)
+      : columns_(columns), version_(version), pool_(pool), blob_reader_(blob_reader), rows_(rows) {}
 
   // `page_rows` is how many rows the leaf pages below hold in total: the
   // file's rows, times the dimension of each enclosing fixed-size list of
@@ -144,17 +148,34 @@ class Assembler {
     ctx.blob_reader = blob_reader_;
     std::vector<PageLevels> levels;
     std::vector<std::shared_ptr<arrow::Array>> arrays;
+    uint64_t page_start = 0;
+    size_t next_row = 0;  // the first of rows_ not yet in a page
     for (size_t p = 0; p < column.pages.size(); ++p) {
+      // The rows of this page to keep, relative to it.
+      std::vector<uint64_t> local;
+      if (rows_) {
+        const uint64_t page_end = page_start + column.pages[p].length;
+        for (; next_row < rows_->size() && (*rows_)[next_row] < page_end; ++next_row) {
+          local.push_back((*rows_)[next_row] - page_start);
+        }
+        page_start = page_end;
+        ctx.kept_rows = &local;
+      }
       auto page = DecodePage(column.pages[p], ctx);
+      uint64_t page_rows_kept = column.pages[p].length;
+      if (page.ok() && rows_) {
+        page = KeepRows(*page, column.pages[p].length, local);
+        page_rows_kept = local.size();
+      }
       Result<std::shared_ptr<arrow::Array>> array =
           page.ok() ? PageValuesToArrow(*page, ctx) : Result<std::shared_ptr<arrow::Array>>(page.status());
       if (!array.ok()) {
         return array.status().WithMessage("column ", column_index, " page ", p, ": ", array.status().message());
       }
       const uint64_t rows_in_levels = RowsInLevels(page->levels);
-      if (rows_in_levels != column.pages[p].length) {
+      if (rows_in_levels != page_rows_kept) {
         return Corrupt("column ", column_index, " page ", p, " holds ", rows_in_levels, " rows but declares ",
-                       column.pages[p].length);
+                       page_rows_kept);
       }
       arrays.push_back(std::move(*array));
       levels.push_back(std::move(page->levels));
@@ -173,6 +194,74 @@ class Assembler {
     if (validity && type->id() != arrow::Type::NA) {
       out.array = arrow::MakeArray(WithValidity(out.array->data(), std::move(validity)));
     }
+    return out;
+  }
+
+  // The page with only the values and levels of rows `local` (ascending,
+  // relative to the page) of its `length` rows. Without repetition a row is
+  // one level and one value; with it, a row runs from one level of the
+  // outermost repetition to the next, and holds the values of its visible
+  // levels.
+  Result<DecodedPage> KeepRows(const DecodedPage& page, uint64_t length, const std::vector<uint64_t>& local) {
+    if (page.rows_kept) {
+      if (page.values.num_values != local.size() && !page.levels.rep) {
+        return Corrupt("a page decoded ", page.values.num_values, " of the ", local.size(), " rows kept");
+      }
+      return page;
+    }
+    bool every_row = local.size() == length;
+    for (uint64_t k = 0; every_row && k < local.size(); ++k) every_row = local[k] == k;
+    if (every_row) return page;
+    const auto& rep = page.levels.rep;
+    const auto& def = page.levels.def;
+    const uint64_t num_levels = rep ? rep->size() : def ? def->size() : page.values.num_values;
+    if (def && def->size() != num_levels) {
+      return Corrupt(num_levels, " repetition levels but ", def->size(), " definition levels");
+    }
+    // The first level and first value of each row, and the end.
+    std::vector<uint64_t> level_start, value_start;
+    if (rep) {
+      const uint16_t max_rep = MaxRep(page.levels.layers);
+      const uint16_t max_visible = MaxVisibleDef(page.levels.layers);
+      level_start.reserve(length + 1);
+      value_start.reserve(length + 1);
+      uint64_t values = 0;
+      for (uint64_t i = 0; i < num_levels; ++i) {
+        if ((*rep)[i] == max_rep) {
+          level_start.push_back(i);
+          value_start.push_back(values);
+        }
+        values += !def || (*def)[i] <= max_visible ? 1 : 0;
+      }
+      level_start.push_back(num_levels);
+      value_start.push_back(values);
+      if (level_start.size() != length + 1 || values != page.values.num_values) {
+        return Corrupt("a page of ", length, " rows has levels of ", level_start.size() - 1, " rows and ", values,
+                       " values where it holds ", page.values.num_values);
+      }
+    } else if (num_levels != length || page.values.num_values != length) {
+      return Corrupt("a page of ", length, " rows without repetition holds ", page.values.num_values, " values");
+    }
+    auto levels_of = [&](uint64_t r) {
+      return rep ? std::make_pair(level_start[r], level_start[r + 1]) : std::make_pair(r, r + 1);
+    };
+    std::vector<uint64_t> value_indices;
+    std::vector<uint16_t> kept_rep, kept_def;
+    for (uint64_t r : local) {
+      if (r >= length) return Corrupt("row ", r, " of a page of ", length);
+      const auto [a, b] = levels_of(r);
+      if (rep) kept_rep.insert(kept_rep.end(), rep->begin() + a, rep->begin() + b);
+      if (def) kept_def.insert(kept_def.end(), def->begin() + a, def->begin() + b);
+      const uint64_t va = rep ? value_start[r] : r, vb = rep ? value_start[r + 1] : r + 1;
+      for (uint64_t v = va; v < vb; ++v) value_indices.push_back(v);
+    }
+    DecodedPage out;
+    LANCE_ASSIGN_OR_RAISE(out.values, TakeBlock(page.values, value_indices, pool_));
+    out.dictionary = page.dictionary;
+    out.levels.layers = page.levels.layers;
+    if (rep) out.levels.rep = std::move(kept_rep);
+    if (def) out.levels.def = std::move(kept_def);
+    out.levels.num_items = value_indices.size();
     return out;
   }
 
@@ -268,7 +357,16 @@ class Assembler {
   FileVersion version_;
   arrow::MemoryPool* pool_;
   const BlobReader* blob_reader_;
+  const std::vector<uint64_t>* rows_;
 };
+
+// Whether the pages of every leaf of `field` count the field's rows (no
+// fixed-size list of structs anywhere in it, whose leaves count items).
+bool RowAligned(const Field& field) {
+  if (IsPackedStruct(field) || IsBlob(field)) return true;
+  if (IsStructFsl(field)) return false;
+  return std::all_of(field.children.begin(), field.children.end(), RowAligned);
+}
 
 }  // namespace
 
@@ -279,9 +377,12 @@ int NumColumns(const Field& field) {
   return n;
 }
 
-Result<std::shared_ptr<arrow::Array>> DecodeField(const Field& field, std::span<const ColumnData> columns,
-                                                  uint64_t num_rows, FileVersion version, arrow::MemoryPool* pool,
-                                                  const BlobReader& blob_reader) {
+namespace {
+
+// DecodeField, or with `rows` DecodeFieldRows.
+Result<std::shared_ptr<arrow::Array>> Decode(const Field& field, std::span<const ColumnData> columns,
+                                             uint64_t num_rows, FileVersion version, arrow::MemoryPool* pool,
+                                             const BlobReader& blob_reader, const std::vector<uint64_t>* rows) {
   if (version != FileVersion::kV2_1 && version != FileVersion::kV2_2) {
     return Status::Invalid("the 2.1 field decoder cannot read file version ", FileVersionToString(version));
   }
@@ -295,22 +396,50 @@ Result<std::shared_ptr<arrow::Array>> DecodeField(const Field& field, std::span<
     if (num_rows > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       return Status::Invalid("too many rows: ", num_rows);
     }
+    const uint64_t out_rows = rows ? rows->size() : num_rows;
     if (expected == 0) {
       if (field.logical_type != "struct") return Status::Invalid("a non-struct field without columns");
-      auto data = arrow::ArrayData::Make(type, static_cast<int64_t>(num_rows), {nullptr}, {}, 0);
+      auto data = arrow::ArrayData::Make(type, static_cast<int64_t>(out_rows), {nullptr}, {}, 0);
       return arrow::MakeArray(data);
     }
-    Assembler assembler(columns, version, pool, &blob_reader);
+    Assembler assembler(columns, version, pool, &blob_reader, rows);
     LANCE_ASSIGN_OR_RAISE(Decoded decoded, assembler.Decode(field, type, num_rows));
     LANCE_RETURN_NOT_OK(decoded.repdef.CheckExhausted());
-    if (static_cast<uint64_t>(decoded.array->length()) != num_rows) {
-      return Corrupt("decoded ", decoded.array->length(), " rows, expected ", num_rows);
+    if (static_cast<uint64_t>(decoded.array->length()) != out_rows) {
+      return Corrupt("decoded ", decoded.array->length(), " rows, expected ", out_rows);
     }
     LANCE_RETURN_NOT_OK(decoded.array->ValidateFull());
     return decoded.array;
   }();
   if (!result.ok()) return AnnotateField(result.status(), field);
   return result;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<arrow::Array>> DecodeField(const Field& field, std::span<const ColumnData> columns,
+                                                  uint64_t num_rows, FileVersion version, arrow::MemoryPool* pool,
+                                                  const BlobReader& blob_reader) {
+  return Decode(field, columns, num_rows, version, pool, blob_reader, nullptr);
+}
+
+Result<std::shared_ptr<arrow::Array>> DecodeFieldRows(const Field& field, std::span<const ColumnData> columns,
+                                                      uint64_t num_rows, FileVersion version,
+                                                      arrow::MemoryPool* pool, const BlobReader& blob_reader,
+                                                      const std::vector<uint64_t>& rows) {
+  for (size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k] >= num_rows || (k > 0 && rows[k] < rows[k - 1])) {
+      return Status::Invalid("field '", field.name, "': rows to decode must be ascending and below ", num_rows);
+    }
+  }
+  if (RowAligned(field)) return Decode(field, columns, num_rows, version, pool, blob_reader, &rows);
+  LANCE_ASSIGN_OR_RAISE(auto all, Decode(field, columns, num_rows, version, pool, blob_reader, nullptr));
+  arrow::UInt64Builder indices(pool);
+  LANCE_RETURN_NOT_OK(indices.AppendValues(rows));
+  std::shared_ptr<arrow::Array> index_array;
+  LANCE_RETURN_NOT_OK(indices.Finish(&index_array));
+  LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(all, index_array));
+  return taken.make_array();
 }
 
 Result<std::shared_ptr<arrow::Array>> DecodeField(const Field& field, std::span<const ColumnData> columns,

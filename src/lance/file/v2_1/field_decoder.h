@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include <arrow/array.h>
 #include <arrow/memory_pool.h>
@@ -38,5 +39,16 @@ using BlobReader = std::function<Result<std::shared_ptr<arrow::Buffer>>(uint64_t
 Result<std::shared_ptr<arrow::Array>> DecodeField(const Field& field, std::span<const ColumnData> columns,
                                                   uint64_t num_rows, FileVersion version, arrow::MemoryPool* pool,
                                                   const BlobReader& blob_reader);
+
+/// As above, but only the rows at `rows` (ascending, repeats allowed, each
+/// < num_rows), in that order. Each decoded page keeps only those rows (their
+/// values and levels) before they are unraveled, converted to Arrow,
+/// dictionary-decoded and validated: a take decodes whole mini-block chunks
+/// but materializes only its rows. Fields inside fixed-size lists of structs
+/// are decoded whole and then taken.
+Result<std::shared_ptr<arrow::Array>> DecodeFieldRows(const Field& field, std::span<const ColumnData> columns,
+                                                      uint64_t num_rows, FileVersion version,
+                                                      arrow::MemoryPool* pool, const BlobReader& blob_reader,
+                                                      const std::vector<uint64_t>& rows);
 
 }  // namespace lance::file::v2_1

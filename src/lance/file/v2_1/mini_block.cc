@@ -104,8 +104,23 @@ Result<DecodedPage> DecodeMiniBlockPage(const pb21::MiniBlockLayout& layout, con
   std::vector<DataBlock> values;
   std::vector<uint16_t> rep, def;
   values.reserve(chunks.size());
+  // Without repetition a chunk's values are rows: keep only those the caller
+  // wants, chunk by chunk, so the page is never materialized whole.
+  const bool keep = ctx.kept_rows != nullptr && !has_rep;
+  size_t next_kept = 0;
+  uint64_t chunk_start = 0, kept = 0;
   for (size_t c = 0; c < chunks.size(); ++c) {
     const auto& chunk = chunks[c];
+    std::vector<uint64_t> local;  // kept rows of the chunk, relative to it
+    if (keep) {
+      const auto& rows = *ctx.kept_rows;
+      for (; next_kept < rows.size() && rows[next_kept] < chunk_start + chunk.num_values; ++next_kept) {
+        if (rows[next_kept] < chunk_start) return Corrupt("kept rows are not ascending");
+        local.push_back(rows[next_kept] - chunk_start);
+      }
+      chunk_start += chunk.num_values;
+      kept += local.size();
+    }
     LANCE_ASSIGN_OR_RAISE(BufferPtr bytes, SliceChecked(data, chunk.offset, chunk.size, "mini-block chunk"));
     ByteSpan span = AsSpan(bytes);
     uint64_t pos = 0;
@@ -154,6 +169,9 @@ Result<DecodedPage> DecodeMiniBlockPage(const pb21::MiniBlockLayout& layout, con
     if (!chunk_values.ok()) {
       return chunk_values.status().WithMessage("mini-block chunk ", c, ": ", chunk_values.status().message());
     }
+    if (keep) {
+      LANCE_ASSIGN_OR_RAISE(*chunk_values, TakeBlock(*chunk_values, local, pool));
+    }
     values.push_back(std::move(*chunk_values));
 
     // The u16 level count wraps for chunks of 65536+ levels; RLE payloads
@@ -177,13 +195,25 @@ Result<DecodedPage> DecodeMiniBlockPage(const pb21::MiniBlockLayout& layout, con
     }
     if (has_def) {
       LANCE_ASSIGN_OR_RAISE(auto levels, DecodeChunkLevels(layout.def_compression(), def_bytes, num_levels, pool));
-      def.insert(def.end(), levels.begin(), levels.end());
+      if (keep) {
+        for (uint64_t r : local) {
+          if (r >= levels.size()) return Corrupt("mini-block chunk ", c, " has ", levels.size(), " levels");
+          def.push_back(levels[r]);
+        }
+      } else {
+        def.insert(def.end(), levels.begin(), levels.end());
+      }
     }
   }
-  LANCE_ASSIGN_OR_RAISE(out.values, ConcatBlocks(std::move(values), pool));
-  if (out.values.num_values != num_items) {
-    return Corrupt("mini-block page decoded ", out.values.num_values, " items, expected ", num_items);
+  if (keep && chunk_start != num_items) {
+    return Corrupt("mini-block chunks hold ", chunk_start, " items, expected ", num_items);
   }
+  LANCE_ASSIGN_OR_RAISE(out.values, ConcatBlocks(std::move(values), pool));
+  const uint64_t expected_values = keep ? kept : num_items;
+  if (out.values.num_values != expected_values) {
+    return Corrupt("mini-block page decoded ", out.values.num_values, " items, expected ", expected_values);
+  }
+  out.rows_kept = keep;
   if (has_dict) {
     if (layout.num_dictionary_items() > (uint64_t{1} << 28)) {
       return Corrupt("dictionary of ", layout.num_dictionary_items(), " items");

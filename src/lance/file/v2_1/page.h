@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include <arrow/array.h>
 #include <arrow/memory_pool.h>
@@ -32,6 +33,9 @@ struct DecodedPage {
   /// The page dictionary, if the values are indices into it.
   std::optional<DataBlock> dictionary;
   PageLevels levels;
+  /// True when the page holds only the rows ctx.kept_rows (in that order,
+  /// values and levels), not all of its rows.
+  bool rows_kept = false;
 };
 
 struct PageContext {
@@ -40,6 +44,10 @@ struct PageContext {
   FileVersion version = FileVersion::kV2_1;
   arrow::MemoryPool* pool = nullptr;
   const BlobReader* blob_reader = nullptr;
+  /// The rows of the page (ascending) the caller keeps, or null for all:
+  /// decoders may leave the values of other rows empty (blob pages do not
+  /// read them).
+  const std::vector<uint64_t>* kept_rows = nullptr;
 };
 
 /// Decodes one page (any layout) of a leaf column.
