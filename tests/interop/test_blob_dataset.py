@@ -93,3 +93,52 @@ def test_blob_columns_in_2_2_datasets_are_refused(tmp_path):
     assert_clean_failure(_run("write", uri, "--input", src, "--mode", "append"), "'b'")
     assert sorted(os.listdir(uri / "data")) == before
     assert lance.dataset(uri).count_rows() == 20
+
+
+def _blob_v2_table(seed: int, n: int) -> pa.Table:
+    """Small values (inline), nulls, empties, and values past 64 KiB (packed into a
+    shared .blob file) and past 4 MiB (a .blob file of their own)."""
+    rng = np.random.default_rng(seed)
+    values = [None if rng.random() < 0.15 else bytes(rng.integers(0, 256, int(k), dtype=np.uint8))
+              for k in rng.integers(0, 300, n)]
+    values[0] = b""
+    values[1] = None
+    values[2] = bytes(rng.integers(0, 256, 70_000, dtype=np.uint8))
+    if seed == 1:
+        values[3] = bytes(4 * 1024 * 1024 + 10)
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("b", pa.large_binary(), metadata=BLOB_META)])
+    return pa.table({"id": pa.array(range(seed * 1000, seed * 1000 + n), pa.int64()),
+                     "b": pa.array(values, pa.large_binary())}, schema=schema)
+
+
+def _cpp_take(tmp_path, uri, indices) -> pa.Table:
+    out = tmp_path / "take.arrow"
+    proc = _run("take", uri, "--indices", ",".join(map(str, indices)), "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    return ipc.open_file(str(out)).read_all()
+
+
+def test_blob_v2_dataset_made_by_pylance_reads_as_descriptors(tmp_path):
+    """pylance's 2.2 blob columns are blob v2: to_table gives one descriptor
+    struct per row (kind, position, size, blob_id, blob_uri). lance-cpp's scan
+    and take give the same structs, over several fragments and an append."""
+    uri = tmp_path / "ds"
+    lance.write_dataset(_blob_v2_table(1, 150), uri, data_storage_version="2.2", max_rows_per_file=60)
+    lance.write_dataset(_blob_v2_table(2, 40), uri, mode="append")
+    ds = lance.dataset(uri)
+    assert len(ds.get_fragments()) == 4
+    want = ds.to_table()
+    kinds = {d["kind"] for d in want["b"].to_pylist() if d is not None}
+    assert kinds == {0, 1, 2}, kinds  # inline, packed and dedicated all present
+    assert want["b"].null_count > 0
+
+    got = _cpp_scan(tmp_path, uri)
+    assert got.schema.field("b").type == want.schema.field("b").type
+    assert got.schema.field("b").metadata == want.schema.field("b").metadata
+    assert got["id"].to_pylist() == want["id"].to_pylist()
+    assert got["b"].to_pylist() == want["b"].to_pylist()
+
+    indices = [0, 1, 2, 3, 59, 60, 61, 149, 150, 152, 189]
+    took = _cpp_take(tmp_path, uri, indices)
+    assert took["b"].to_pylist() == ds.take(indices)["b"].to_pylist()
+    assert took["id"].to_pylist() == ds.take(indices)["id"].to_pylist()

@@ -7,6 +7,7 @@
 
 #include <random>
 
+#include "lance/file/blob_v2.h"
 #include "lance/io/object_store.h"
 #include "lance/txn/commit.h"
 #include "lance/write.h"
@@ -187,7 +188,7 @@ Result<std::vector<Fragment>> WriteAll(arrow::RecordBatchReader& data, FragmentW
 
 const Field* FirstBlobField(const std::vector<Field>& fields) {
   for (const auto& f : fields) {
-    if (f.metadata.count("lance-encoding:blob") > 0) return &f;
+    if (f.metadata.count("lance-encoding:blob") > 0 || file::IsBlobV2Field(f)) return &f;
     if (const Field* inner = FirstBlobField(f.children)) return inner;
   }
   return nullptr;
