@@ -91,7 +91,7 @@ def test_blob_columns_in_2_2_datasets_are_refused(tmp_path):
     # Appending to pylance's 2.2 blob dataset is refused too, nothing written.
     lance.write_dataset(table, uri, data_storage_version="2.2")
     before = sorted(os.listdir(uri / "data"))
-    assert_clean_failure(_run("write", uri, "--input", src, "--mode", "append"), "'b'")
+    assert_clean_failure(_run("write", uri, "--input", src, "--mode", "append"), "'b'", "blob v2")
     assert sorted(os.listdir(uri / "data")) == before
     assert lance.dataset(uri).count_rows() == 20
 

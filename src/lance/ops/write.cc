@@ -249,7 +249,8 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
     if (const Field* blob = FirstBlobField(schema.fields)) {
       return Status::NotImplemented("cannot write blob column '", blob->name, "' to ", uri,
                                     ": data storage version 2.2 stores blobs as blob v2, which lance-cpp does "
-                                    "not write yet (use --data-storage-version 2.1 or 2.0)");
+                                    "not write yet",
+                                    appending ? "" : " (use --data-storage-version 2.1 or 2.0)");
     }
   }
 
