@@ -2,7 +2,8 @@
 field). In 2.0 and 2.1 datasets both libraries store blob v1 files: lance-cpp
 creates and appends, pylance reads the descriptions and take_blobs the
 values, and each reads what the other wrote. 2.2 datasets keep blobs as blob
-v2 descriptions, which lance-cpp refuses to write (with nothing left behind)."""
+v2 descriptions, which lance-cpp reads as pylance's to_table does but refuses
+to write (with nothing left behind)."""
 from __future__ import annotations
 
 import os
@@ -90,6 +91,66 @@ def test_blob_columns_in_2_2_datasets_are_refused(tmp_path):
     # Appending to pylance's 2.2 blob dataset is refused too, nothing written.
     lance.write_dataset(table, uri, data_storage_version="2.2")
     before = sorted(os.listdir(uri / "data"))
-    assert_clean_failure(_run("write", uri, "--input", src, "--mode", "append"), "'b'")
+    assert_clean_failure(_run("write", uri, "--input", src, "--mode", "append"), "'b'", "blob v2")
     assert sorted(os.listdir(uri / "data")) == before
     assert lance.dataset(uri).count_rows() == 20
+
+
+
+def _blob_v2_table(seed: int, n: int, external_uri: str) -> pa.Table:
+    """Blob v2 values of every kind: with the thresholds below, up to 16 bytes
+    stay inline, up to 100 go to a shared .blob file (packed), larger ones to a
+    .blob file of their own (dedicated); strings are external URIs."""
+    from lance.blob import Blob, blob_array, blob_field
+
+    rng = np.random.default_rng(seed)
+    values = [None if rng.random() < 0.15 else bytes(rng.integers(0, 256, int(k), dtype=np.uint8))
+              for k in rng.integers(0, 300, n)]
+    values[0] = b""
+    values[1] = None
+    values[2] = Blob.from_uri(external_uri, position=3, size=5)
+    values[3] = external_uri
+    field = blob_field("b", inline_size_threshold=16, dedicated_size_threshold=100)
+    return pa.table({"id": pa.array(range(seed * 1000, seed * 1000 + n), pa.int64()),
+                     "b": blob_array(values)}, schema=pa.schema([pa.field("id", pa.int64()), field]))
+
+
+def _cpp_take(tmp_path, uri, indices) -> pa.Table:
+    out = tmp_path / "take.arrow"
+    proc = _run("take", uri, "--indices", ",".join(map(str, indices)), "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    return ipc.open_file(str(out)).read_all()
+
+
+def test_blob_v2_dataset_made_by_pylance_reads_as_descriptors(tmp_path):
+    """pylance's 2.2 blob columns are blob v2: to_table gives one descriptor
+    struct per row (kind, position, size, blob_id, blob_uri). lance-cpp's scan
+    and take give the same structs, over several fragments, an append and a
+    delete."""
+    uri = tmp_path / "ds"
+    external = tmp_path / "external.bin"
+    external.write_bytes(bytes(range(100)))
+    ext_uri = external.as_uri()
+    lance.write_dataset(_blob_v2_table(1, 150, ext_uri), uri, data_storage_version="2.2", max_rows_per_file=60,
+                        allow_external_blob_outside_bases=True)
+    ds = lance.write_dataset(_blob_v2_table(2, 40, ext_uri), uri, mode="append",
+                             allow_external_blob_outside_bases=True)
+    ds.delete("id % 7 = 3")
+    ds = lance.dataset(uri)
+    assert len(ds.get_fragments()) == 4
+    want = ds.to_table()
+    kinds = {d["kind"] for d in want["b"].to_pylist() if d is not None}
+    assert kinds == {0, 1, 2, 3}, kinds  # inline, packed, dedicated, external
+    assert want["b"].null_count > 0
+
+    got = _cpp_scan(tmp_path, uri)
+    assert got.schema.field("b").type == want.schema.field("b").type
+    assert got.schema.field("b").metadata == want.schema.field("b").metadata
+    assert got["id"].to_pylist() == want["id"].to_pylist()
+    assert got["b"].to_pylist() == want["b"].to_pylist()
+
+    n = ds.count_rows()
+    indices = [0, 1, 2, 3, 50, 51, 52, 120, n - 30, n - 2, n - 1]
+    took = _cpp_take(tmp_path, uri, indices)
+    assert took["id"].to_pylist() == ds.take(indices)["id"].to_pylist()
+    assert took["b"].to_pylist() == ds.take(indices)["b"].to_pylist()

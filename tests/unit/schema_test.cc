@@ -434,4 +434,63 @@ TEST(SchemaFromProtoTest, HostileNestingDepthIsAnErrorNotAStackOverflow) {
   EXPECT_TRUE(Contains(schema.status().message(), "deeper than"));
 }
 
+// ---------------------------------------------------------------------------
+// Blob v2 columns: the data file's descriptor, the manifest's logical struct.
+
+TEST(SchemaFromProtoTest, BlobV2DescriptorChildrenWithoutIdsJoinTheirStruct) {
+  // pylance 14 lists a 2.2 blob column's descriptor children with id and
+  // parent -1, right after the struct.
+  google::protobuf::RepeatedPtrField<pb::file::Field> fields;
+  google::protobuf::Map<std::string, std::string> md;
+  AddField(&fields, "id", 0, -1, "int64");
+  AddField(&fields, "b", 1, -1, "struct");
+  (*fields.Mutable(1)->mutable_metadata())["lance-encoding:blob"] = "true";
+  (*fields.Mutable(1)->mutable_metadata())["lance-encoding:packed"] = "true";
+  for (const char* name : {"kind", "position", "size", "blob_id", "blob_uri"}) {
+    AddField(&fields, name, -1, -1, "uint64");
+  }
+  AddField(&fields, "after", 2, -1, "int32");
+  auto schema = file::SchemaFromProtoFields(fields, md, "f.lance");
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  ASSERT_EQ(schema->fields.size(), 3u);
+  ASSERT_EQ(schema->fields[1].children.size(), 5u);
+  EXPECT_EQ(schema->fields[1].children[4].name, "blob_uri");
+  EXPECT_EQ(schema->fields[2].name, "after");
+}
+
+TEST(SchemaFromProtoTest, FieldsWithoutIdsStayTopLevelElsewhere) {
+  google::protobuf::RepeatedPtrField<pb::file::Field> fields;
+  google::protobuf::Map<std::string, std::string> md;
+  AddField(&fields, "s", 0, -1, "struct");
+  AddField(&fields, "x", -1, -1, "int32");
+  auto schema = file::SchemaFromProtoFields(fields, md, "f.lance");
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  EXPECT_EQ(schema->fields.size(), 2u);
+}
+
+TEST(SchemaTest, BlobV2ColumnReadsAsDescriptors) {
+  Field b;
+  b.name = "b";
+  b.id = 1;
+  b.logical_type = "struct";
+  b.metadata = {{"ARROW:extension:name", "lance.blob.v2"}};
+  Field data, uri;
+  data.name = "data", data.id = 2, data.parent_id = 1, data.logical_type = "large_binary";
+  uri.name = "uri", uri.id = 3, uri.parent_id = 1, uri.logical_type = "string";
+  b.children = {data, uri};
+  Schema s;
+  s.fields = {b};
+  auto arrow_schema = s.ToArrow();
+  ASSERT_TRUE(arrow_schema.ok()) << arrow_schema.status().ToString();
+  auto want = arrow::struct_({field("kind", arrow::uint8(), false), field("position", arrow::uint64(), false),
+                              field("size", arrow::uint64(), false), field("blob_id", arrow::uint32(), false),
+                              field("blob_uri", arrow::utf8(), false)});
+  const auto& got = (*arrow_schema)->field(0);
+  EXPECT_TRUE(got->type()->Equals(*want)) << got->type()->ToString();
+  ASSERT_NE(got->metadata(), nullptr);
+  EXPECT_EQ(got->metadata()->Get("lance-encoding:blob").ValueOr(""), "true");
+  EXPECT_EQ(got->metadata()->Get("lance-encoding:packed").ValueOr(""), "true");
+  EXPECT_FALSE(got->metadata()->Contains("ARROW:extension:name"));
+}
+
 }  // namespace lance

@@ -1,6 +1,8 @@
 // Lance logical type strings <-> Arrow types, and the Lance schema tree.
 #include "lance/schema.h"
 
+#include "lance/file/blob_v2.h"
+
 #include <charconv>
 #include <functional>
 #include <string_view>
@@ -153,6 +155,8 @@ std::shared_ptr<const arrow::KeyValueMetadata> FieldMetadataToArrow(const Field&
 }
 
 Result<std::shared_ptr<arrow::Field>> FieldToArrow(const Field& field) {
+  // Reads of a blob v2 column yield its descriptors, as the reference's.
+  if (file::IsBlobV2Field(field)) return FieldToArrow(file::BlobV2DescriptorField(field));
   LANCE_ASSIGN_OR_RAISE(auto type, ArrowTypeFromField(field));
   return arrow::field(field.name, type, field.nullable, FieldMetadataToArrow(field));
 }

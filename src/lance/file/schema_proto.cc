@@ -1,6 +1,9 @@
 #include "lance/file/schema_proto.h"
 
+#include "lance/file/blob_v2.h"
+
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace lance::file {
@@ -70,9 +73,18 @@ Result<Schema> SchemaFromProtoFields(
   constexpr int kMaxDepth = 256;
   std::map<int32_t, int> depth_of;  // first field with each id, as the lookup below
   Schema schema;
+  // pylance writes a blob v2 descriptor's children into the data file's
+  // schema without ids or parent links, right after the descriptor.
+  std::optional<size_t> open_descriptor;
   for (const auto& proto : fields) {
     Field f = FieldFromProto(proto);
+    if (f.parent_id == -1 && f.id == -1 && open_descriptor) {
+      schema.fields[*open_descriptor].children.push_back(std::move(f));
+      continue;
+    }
+    open_descriptor.reset();
     if (f.parent_id == -1) {
+      if (IsBlobV2Descriptor(f)) open_descriptor = schema.fields.size();
       depth_of.emplace(f.id, 0);
       schema.fields.push_back(std::move(f));
       continue;

@@ -7,6 +7,7 @@
 
 #include <random>
 
+#include "lance/file/blob_v2.h"
 #include "lance/io/object_store.h"
 #include "lance/txn/commit.h"
 #include "lance/write.h"
@@ -187,7 +188,7 @@ Result<std::vector<Fragment>> WriteAll(arrow::RecordBatchReader& data, FragmentW
 
 const Field* FirstBlobField(const std::vector<Field>& fields) {
   for (const auto& f : fields) {
-    if (f.metadata.count("lance-encoding:blob") > 0) return &f;
+    if (f.metadata.count("lance-encoding:blob") > 0 || file::IsBlobV2Field(f)) return &f;
     if (const Field* inner = FirstBlobField(f.children)) return inner;
   }
   return nullptr;
@@ -248,7 +249,8 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
     if (const Field* blob = FirstBlobField(schema.fields)) {
       return Status::NotImplemented("cannot write blob column '", blob->name, "' to ", uri,
                                     ": data storage version 2.2 stores blobs as blob v2, which lance-cpp does "
-                                    "not write yet (use --data-storage-version 2.1 or 2.0)");
+                                    "not write yet",
+                                    appending ? "" : " (use --data-storage-version 2.1 or 2.0)");
     }
   }
 
