@@ -46,8 +46,32 @@ ContainerWriter::ContainerWriter(std::shared_ptr<arrow::io::OutputStream> out, s
                                  uint32_t num_columns, FileVersion version)
     : out_(std::move(out)), name_(std::move(name)), version_(version), columns_(num_columns) {}
 
+namespace {
+// Writes shorter than this are gathered; the gathered bytes go out when they
+// reach it. Larger buffers go straight through, uncopied.
+constexpr uint64_t kGatherBytes = 1 << 20;
+}  // namespace
+
+Status ContainerWriter::FlushPending() {
+  if (pending_.empty()) return Status::OK();
+  Status st = out_->Write(pending_.data(), static_cast<int64_t>(pending_.size()));
+  if (!st.ok()) {
+    return st.WithMessage("writing ", name_, " at byte ", position_ - pending_.size(), ": ", st.message());
+  }
+  pending_.clear();
+  return Status::OK();
+}
+
 Status ContainerWriter::WriteRaw(const void* data, uint64_t size) {
   if (size == 0) return Status::OK();
+  if (size < kGatherBytes) {
+    if (pending_.capacity() < kGatherBytes) pending_.reserve(kGatherBytes);
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    pending_.insert(pending_.end(), bytes, bytes + size);
+    position_ += size;
+    return pending_.size() >= kGatherBytes ? FlushPending() : Status::OK();
+  }
+  LANCE_RETURN_NOT_OK(FlushPending());
   Status st = out_->Write(data, static_cast<int64_t>(size));
   if (!st.ok()) return st.WithMessage("writing ", name_, " at byte ", position_, ": ", st.message());
   position_ += size;
@@ -150,6 +174,7 @@ Status ContainerWriter::Finish(const pb::file::FileDescriptor& descriptor) {
   std::memcpy(footer + 34, &minor, 2);
   std::memcpy(footer + 36, "LANC", 4);
   LANCE_RETURN_NOT_OK(WriteRaw(footer, sizeof footer));
+  LANCE_RETURN_NOT_OK(FlushPending());
   Status st = out_->Close();
   if (!st.ok()) return st.WithMessage("closing ", name_, ": ", st.message());
   return Status::OK();

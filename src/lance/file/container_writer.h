@@ -52,6 +52,7 @@ class ContainerWriter {
 
  private:
   Status WriteRaw(const void* data, uint64_t size);
+  Status FlushPending();
   Status WritePadded(const void* data, uint64_t size);
   Status WriteU64(uint64_t v);
 
@@ -59,6 +60,9 @@ class ContainerWriter {
   std::string name_;
   FileVersion version_;
   uint64_t position_ = 0;
+  // Small writes (padding, short pages, metadata) gathered into one write
+  // call: a file is otherwise tens of thousands of tiny system calls.
+  std::vector<uint8_t> pending_;
   std::vector<pb::file2::ColumnMetadata> columns_;
 };
 
