@@ -2,6 +2,7 @@
 #include "lance/scanner.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <numeric>
 #include <unordered_map>
@@ -10,6 +11,7 @@
 #include <arrow/array/builder_primitive.h>
 #include <arrow/compute/api.h>
 #include <arrow/compute/initialize.h>
+#include <arrow/util/bit_util.h>
 
 #include "lance/scan/filter_parser.h"
 #include "lance/scan/fragment_reader.h"
@@ -186,18 +188,18 @@ Result<std::shared_ptr<arrow::RecordBatch>> ScanWindow(const Plan& plan, Fragmen
     }
   }
 
-  // Keep mask: not deleted, and the filter is true.
+  // Keep mask: not deleted, and the filter is true. No mask at all when
+  // nothing in the window is deleted or filtered: the batch goes out as read.
   std::shared_ptr<arrow::Array> keep;
   {
-    arrow::BooleanBuilder b(pool);
-    LANCE_RETURN_NOT_OK(b.Reserve(rows));
     auto d = std::lower_bound(fs.deleted.begin(), fs.deleted.end(), static_cast<uint32_t>(lo));
-    for (uint64_t i = lo; i < hi; ++i) {
-      const bool is_deleted = d != fs.deleted.end() && *d == i;
-      if (is_deleted) ++d;
-      b.UnsafeAppend(!is_deleted);
+    if (d != fs.deleted.end() && *d < hi) {
+      LANCE_ASSIGN_OR_RAISE(std::shared_ptr<arrow::Buffer> bits, arrow::AllocateBitmap(rows, pool));
+      auto* data = bits->mutable_data();
+      std::memset(data, 0xFF, static_cast<size_t>(bits->size()));
+      for (; d != fs.deleted.end() && *d < hi; ++d) arrow::bit_util::ClearBit(data, *d - lo);
+      keep = std::make_shared<arrow::BooleanArray>(rows, std::move(bits));
     }
-    LANCE_RETURN_NOT_OK(b.Finish(&keep));
   }
   if (plan.filter) {
     LANCE_ASSIGN_OR_RAISE(auto bound, plan.filter->Bind(*batch->schema()));
@@ -210,9 +212,16 @@ Result<std::shared_ptr<arrow::RecordBatch>> ScanWindow(const Plan& plan, Fragmen
       mask = result.make_array();
     }
     // Null counts as false: and_kleene(null, x) is null, so fill nulls first.
-    LANCE_ASSIGN_OR_RAISE(auto filled, arrow::compute::CallFunction("coalesce", {mask, arrow::Datum(false)}));
-    LANCE_ASSIGN_OR_RAISE(auto both, arrow::compute::And(keep, filled));
-    keep = both.make_array();
+    if (mask->null_count() > 0) {
+      LANCE_ASSIGN_OR_RAISE(auto filled, arrow::compute::CallFunction("coalesce", {mask, arrow::Datum(false)}));
+      mask = filled.make_array();
+    }
+    if (keep) {
+      LANCE_ASSIGN_OR_RAISE(auto both, arrow::compute::And(keep, mask));
+      keep = both.make_array();
+    } else {
+      keep = std::move(mask);
+    }
   }
 
   // Output columns.
@@ -224,6 +233,7 @@ Result<std::shared_ptr<arrow::RecordBatch>> ScanWindow(const Plan& plan, Fragmen
   if (plan.options.with_row_id) columns.push_back(id_array);
   if (plan.options.with_row_address) columns.push_back(addr_array);
   auto full = arrow::RecordBatch::Make(plan.output_schema, rows, columns);
+  if (!keep) return full;
   LANCE_ASSIGN_OR_RAISE(auto filtered, arrow::compute::Filter(full, keep));
   return filtered.record_batch();
 }
