@@ -2,8 +2,8 @@
 field). In 2.0 and 2.1 datasets both libraries store blob v1 files: lance-cpp
 creates and appends, pylance reads the descriptions and take_blobs the
 values, and each reads what the other wrote. 2.2 datasets keep blobs as blob
-v2 descriptions, which lance-cpp reads as pylance's to_table does but refuses
-to write (with nothing left behind)."""
+v2 descriptions, which lance-cpp reads as pylance's to_table does and writes
+for inline values (larger ones and URIs are refused, nothing left behind)."""
 from __future__ import annotations
 
 import os
@@ -82,19 +82,83 @@ def test_blob_dataset_both_ways(tmp_path, version, creator):
     assert got["b"].to_pylist() == want["b"].to_pylist()
 
 
-def test_blob_columns_in_2_2_datasets_are_refused(tmp_path):
-    table = _table(4, 20)
-    src = _write_ipc(tmp_path / "a.arrow", table)
-    uri = tmp_path / "ds"
-    assert_clean_failure(_run("write", uri, "--input", src, "--data-storage-version", "2.2"), "'b'", "2.2")
-    assert not (uri / "data").exists() or not any((uri / "data").iterdir())
-    # Appending to pylance's 2.2 blob dataset is refused too, nothing written.
-    lance.write_dataset(table, uri, data_storage_version="2.2")
-    before = sorted(os.listdir(uri / "data"))
-    assert_clean_failure(_run("write", uri, "--input", src, "--mode", "append"), "'b'", "blob v2")
-    assert sorted(os.listdir(uri / "data")) == before
-    assert lance.dataset(uri).count_rows() == 20
+def test_blob_v2_inline_both_ways(tmp_path):
+    """A binary blob column goes into a 2.2 dataset as blob v2, inline, as
+    pylance lays it out: the same descriptors as pylance's for the same
+    input, the same bytes from take_blobs; appends both ways read back in
+    both libraries."""
+    first, second, third = _table(5, 250), _table(6, 120, meta=False), _table(7, 90)
+    src = _write_ipc(tmp_path / "a.arrow", first)
+    uri, ref = tmp_path / "ds", tmp_path / "ref"
+    proc = _run("write", uri, "--input", src, "--data-storage-version", "2.2", "--max-rows-per-file", 200)
+    assert proc.returncode == 0, proc.stderr
+    lance.write_dataset(first, ref, data_storage_version="2.2", max_rows_per_file=200)
+    ds, want = lance.dataset(uri), lance.dataset(ref)
+    assert ds.data_storage_version == "2.2"
+    assert ds.schema == want.schema
+    assert [f.metadata.files[0].fields for f in ds.get_fragments()] == [[0, 1], [0, 1]]
+    assert ds.to_table()["b"].to_pylist() == want.to_table()["b"].to_pylist()
+    assert _blob_values(ds) == first["b"].to_pylist()
 
+    # lance-cpp appends to pylance's dataset (input without the blob key),
+    # pylance appends to lance-cpp's; both read everything.
+    proc = _run("write", ref, "--input", _write_ipc(tmp_path / "b.arrow", second), "--mode", "append")
+    assert proc.returncode == 0, proc.stderr
+    proc = _run("write", uri, "--input", _write_ipc(tmp_path / "b2.arrow", second), "--mode", "append")
+    assert proc.returncode == 0, proc.stderr
+    lance.write_dataset(third, uri, mode="append")
+    lance.write_dataset(third, ref, mode="append")
+    values = first["b"].to_pylist() + second["b"].to_pylist() + third["b"].to_pylist()
+    ds, want = lance.dataset(uri), lance.dataset(ref)
+    assert _blob_values(ds) == values
+    assert _blob_values(want) == values
+    assert ds.to_table()["b"].to_pylist() == want.to_table()["b"].to_pylist()
+    for d in (uri, ref):
+        got = _cpp_scan(tmp_path, d)
+        assert got["id"].to_pylist() == want.to_table()["id"].to_pylist()
+        assert got["b"].to_pylist() == want.to_table()["b"].to_pylist()
+
+
+def test_blob_v2_struct_input_and_refusals(tmp_path):
+    """pylance's own blob array as input writes inline values; values over
+    the inline threshold and external URIs are refused, nothing left
+    behind."""
+    from lance.blob import Blob, blob_array, blob_field
+
+    field = blob_field("b", inline_size_threshold=16, dedicated_size_threshold=100)
+    values = [b"abc", None, b"", b"0123456789abcdef"]
+    table = pa.table({"id": pa.array(range(4), pa.int64()), "b": blob_array(values)},
+                     schema=pa.schema([pa.field("id", pa.int64()), field]))
+    uri, ref = tmp_path / "ds", tmp_path / "ref"
+    proc = _run("write", uri, "--input", _write_ipc(tmp_path / "a.arrow", table))
+    assert proc.returncode == 0, proc.stderr
+    lance.write_dataset(table, ref, data_storage_version="2.2")
+    ds = lance.dataset(uri)
+    assert ds.schema == lance.dataset(ref).schema
+    assert ds.to_table()["b"].to_pylist() == lance.dataset(ref).to_table()["b"].to_pylist()
+    assert _blob_values(ds) == values
+
+    # Plain binary appended to pylance's blob_field() dataset (whose struct
+    # has position/size children too); pylance appends its blob array to ours.
+    more = pa.table({"id": pa.array([4, 5], pa.int64()), "b": pa.array([b"xy", None], pa.large_binary())})
+    proc = _run("write", ref, "--input", _write_ipc(tmp_path / "more.arrow", more), "--mode", "append")
+    assert proc.returncode == 0, proc.stderr
+    lance.write_dataset(table, uri, mode="append")
+    assert _blob_values(lance.dataset(ref)) == values + [b"xy", None]
+    assert _blob_values(lance.dataset(uri)) == values + values
+    got = _cpp_scan(tmp_path, ref)
+    assert got["b"].to_pylist() == lance.dataset(ref).to_table()["b"].to_pylist()
+
+    before = sorted(os.listdir(uri / "data"))
+    big = pa.table({"id": pa.array([9], pa.int64()), "b": blob_array([b"x" * 17])}, schema=table.schema)
+    assert_clean_failure(_run("write", uri, "--input", _write_ipc(tmp_path / "big.arrow", big), "--mode", "append"),
+                         "'b'", "inline threshold")
+    ext = pa.table({"id": pa.array([9], pa.int64()), "b": blob_array([Blob.from_uri("file:///x")])},
+                   schema=table.schema)
+    assert_clean_failure(_run("write", uri, "--input", _write_ipc(tmp_path / "ext.arrow", ext), "--mode", "append"),
+                         "'b'", "external")
+    assert sorted(os.listdir(uri / "data")) == before
+    assert lance.dataset(uri).count_rows() == 8
 
 
 def _blob_v2_table(seed: int, n: int, external_uri: str) -> pa.Table:
