@@ -120,9 +120,8 @@ def test_blob_v2_inline_both_ways(tmp_path):
 
 
 def test_blob_v2_struct_input_and_refusals(tmp_path):
-    """pylance's own blob array as input writes inline values; values over
-    the inline threshold and external URIs are refused, nothing left
-    behind."""
+    """pylance's own blob array as input, both ways; external URIs are
+    refused, nothing left behind."""
     from lance.blob import Blob, blob_array, blob_field
 
     field = blob_field("b", inline_size_threshold=16, dedicated_size_threshold=100)
@@ -149,16 +148,59 @@ def test_blob_v2_struct_input_and_refusals(tmp_path):
     got = _cpp_scan(tmp_path, ref)
     assert got["b"].to_pylist() == lance.dataset(ref).to_table()["b"].to_pylist()
 
-    before = sorted(os.listdir(uri / "data"))
-    big = pa.table({"id": pa.array([9], pa.int64()), "b": blob_array([b"x" * 17])}, schema=table.schema)
-    assert_clean_failure(_run("write", uri, "--input", _write_ipc(tmp_path / "big.arrow", big), "--mode", "append"),
-                         "'b'", "inline threshold")
-    ext = pa.table({"id": pa.array([9], pa.int64()), "b": blob_array([Blob.from_uri("file:///x")])},
+    # An external URI is refused; the .blob files of the rows before it go too.
+    before = _files(uri / "data")
+    ext = pa.table({"id": pa.array([9, 10], pa.int64()), "b": blob_array([b"p" * 40, Blob.from_uri("file:///x")])},
                    schema=table.schema)
     assert_clean_failure(_run("write", uri, "--input", _write_ipc(tmp_path / "ext.arrow", ext), "--mode", "append"),
                          "'b'", "external")
-    assert sorted(os.listdir(uri / "data")) == before
+    assert _files(uri / "data") == before
     assert lance.dataset(uri).count_rows() == 8
+
+
+def _files(root) -> list:
+    return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+
+
+def test_blob_v2_packed_and_dedicated_as_pylance(tmp_path):
+    """Values over the inline threshold go to .blob files beside the data
+    file as pylance puts them: a shared pack file (rolled over at its size
+    limit) and dedicated files, ids counted per data file. The descriptors
+    and file names equal pylance's for the same input; both read each
+    other's bytes."""
+    from lance.blob import blob_array, blob_field
+
+    field = blob_field("b", inline_size_threshold=16, dedicated_size_threshold=100, pack_file_size_threshold=120)
+    rng = np.random.default_rng(8)
+    values = [None if rng.random() < 0.1 else bytes(rng.integers(0, 256, int(k), dtype=np.uint8))
+              for k in rng.integers(0, 160, 70)]
+    values[:4] = [b"", None, b"x" * 16, b"y" * 17]
+    table = pa.table({"id": pa.array(range(70), pa.int64()), "b": blob_array(values)},
+                     schema=pa.schema([pa.field("id", pa.int64()), field]))
+    uri, ref = tmp_path / "ds", tmp_path / "ref"
+    proc = _run("write", uri, "--input", _write_ipc(tmp_path / "a.arrow", table), "--max-rows-per-file", 30)
+    assert proc.returncode == 0, proc.stderr
+    lance.write_dataset(table, ref, data_storage_version="2.2", max_rows_per_file=30)
+    ds, want = lance.dataset(uri), lance.dataset(ref)
+    got_desc, want_desc = ds.to_table()["b"].to_pylist(), want.to_table()["b"].to_pylist()
+    assert {d["kind"] for d in want_desc if d} == {0, 1, 2}
+    assert got_desc == want_desc
+    sidecars = lambda root: sorted(os.path.basename(f) for f in _files(root / "data") if f.endswith(".blob"))
+    assert sidecars(uri) == sidecars(ref)
+    assert _blob_values(ds) == values
+
+    # Binary input appended by lance-cpp to pylance's dataset, pylance's
+    # append to ours; both libraries read all of it.
+    more = pa.table({"id": pa.array([70, 71, 72], pa.int64()),
+                     "b": pa.array([b"z" * 300, b"w" * 50, None], pa.large_binary())})
+    proc = _run("write", ref, "--input", _write_ipc(tmp_path / "more.arrow", more), "--mode", "append")
+    assert proc.returncode == 0, proc.stderr
+    lance.write_dataset(table, uri, mode="append")
+    assert _blob_values(lance.dataset(ref)) == values + more["b"].to_pylist()
+    assert _blob_values(lance.dataset(uri)) == values + values
+    for d in (uri, ref):
+        got = _cpp_scan(tmp_path, d)
+        assert got["b"].to_pylist() == lance.dataset(d).to_table()["b"].to_pylist()
 
 
 def _blob_v2_table(seed: int, n: int, external_uri: str) -> pa.Table:

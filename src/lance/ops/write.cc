@@ -11,6 +11,7 @@
 #include "lance/file/blob_v2.h"
 #include "lance/io/object_store.h"
 #include "lance/ops/blob_v2_input.h"
+#include "lance/ops/blob_v2_sidecars.h"
 #include "lance/txn/commit.h"
 #include "lance/write.h"
 
@@ -107,7 +108,11 @@ class FragmentWriter {
                                      std::max<uint64_t>(params_.max_rows_per_group, 1));
       const int64_t take = static_cast<int64_t>(std::min<uint64_t>(room, batch->num_rows()));
       auto part = batch->Slice(0, take);
-      LANCE_RETURN_NOT_OK(writer_->Write(*part));
+      std::shared_ptr<arrow::RecordBatch> encoded = part;
+      if (sidecars_) {
+        LANCE_ASSIGN_OR_RAISE(encoded, sidecars_->Spill(part));
+      }
+      LANCE_RETURN_NOT_OK(writer_->Write(*encoded));
       rows_ += static_cast<uint64_t>(take);
       total_rows_ += static_cast<uint64_t>(take);
       if (params_.on_progress) params_.on_progress(total_rows_);
@@ -129,6 +134,11 @@ class FragmentWriter {
   /// partial output stays behind). Best effort.
   void RemoveFiles() {
     writer_.reset();
+    if (sidecars_) (void)sidecars_->Finish();
+    for (const auto& path : sidecar_files_) (void)store_.Delete(path);
+    if (sidecars_) {
+      for (const auto& path : sidecars_->created()) (void)store_.Delete(path);
+    }
     for (const auto& name : created_) (void)store_.Delete(std::string(kDataDir) + "/" + name);
   }
 
@@ -138,12 +148,23 @@ class FragmentWriter {
     created_.push_back(name_);
     LANCE_ASSIGN_OR_RAISE(auto out, store_.OpenOutputStream(std::string(kDataDir) + "/" + name_));
     LANCE_ASSIGN_OR_RAISE(writer_, FileWriter::Open(std::move(out), name_, schema_, file_options_));
+    // Blob v2 values too large to stay inline go to .blob files beside it.
+    sidecars_.reset();
+    if (std::any_of(schema_.fields.begin(), schema_.fields.end(), file::IsBlobV2Field)) {
+      const std::string stem = name_.substr(0, name_.size() - std::string(".lance").size());
+      sidecars_ = std::make_unique<ops::BlobV2Sidecars>(store_, std::string(kDataDir) + "/" + stem, schema_);
+    }
     rows_ = 0;
     bytes_ = 0;
     return Status::OK();
   }
 
   Status FinishFile() {
+    if (sidecars_) {
+      LANCE_RETURN_NOT_OK(sidecars_->Finish());
+      sidecar_files_.insert(sidecar_files_.end(), sidecars_->created().begin(), sidecars_->created().end());
+      sidecars_.reset();
+    }
     LANCE_ASSIGN_OR_RAISE(uint64_t rows, writer_->Finish());
     DataFile file;
     file.path = name_;
@@ -169,6 +190,8 @@ class FragmentWriter {
   const WriteParams& params_;
   FileWriterOptions file_options_;
   std::unique_ptr<FileWriter> writer_;
+  std::unique_ptr<ops::BlobV2Sidecars> sidecars_;  // of the open data file
+  std::vector<std::string> sidecar_files_;         // of the finished ones
   std::string name_;
   uint64_t rows_ = 0;
   uint64_t bytes_ = 0;

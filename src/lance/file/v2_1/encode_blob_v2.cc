@@ -1,6 +1,5 @@
 #include "lance/file/v2_1/encode_blob_v2.h"
 
-#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -13,23 +12,20 @@
 namespace lance::file::v2_1 {
 namespace {
 
-constexpr const char* kInlineThresholdKey = "lance-encoding:blob-inline-size-threshold";
-constexpr uint64_t kDefaultInlineThreshold = 64 * 1024;  // pylance's default
-
-uint64_t InlineThreshold(const Field& logical) {
-  auto it = logical.metadata.find(kInlineThresholdKey);
-  if (it == logical.metadata.end()) return kDefaultInlineThreshold;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(it->second.c_str(), &end, 10);
-  return end != it->second.c_str() && *end == '\0' ? v : kDefaultInlineThreshold;
-}
-
 std::shared_ptr<arrow::DataType> DescriptorType() {
   return arrow::struct_({arrow::field("kind", arrow::uint8(), false),
                          arrow::field("position", arrow::uint64(), false),
                          arrow::field("size", arrow::uint64(), false),
                          arrow::field("blob_id", arrow::uint32(), false),
                          arrow::field("blob_uri", arrow::utf8(), false)});
+}
+
+template <typename ArrayType>
+std::shared_ptr<ArrayType> ChildOf(const arrow::StructArray& input, const arrow::StructType& type, const char* name,
+                                   arrow::Type::type id) {
+  const int index = type.GetFieldIndex(name);
+  if (index < 0 || type.field(index)->type()->id() != id) return nullptr;
+  return std::static_pointer_cast<ArrayType>(input.field(index));
 }
 
 class BlobV2Encoder : public FieldEncoder {
@@ -54,6 +50,13 @@ class BlobV2Encoder : public FieldEncoder {
     const auto& input = static_cast<const arrow::StructArray&>(*array);
     const auto& data = static_cast<const arrow::LargeBinaryArray&>(*input.field(data_index));
     const auto& uri = static_cast<const arrow::StringArray&>(*input.field(uri_index));
+    // Rows the dataset writer already put into `.blob` files carry their
+    // kind, blob id, size and position in children of those names.
+    auto spilled_kind = ChildOf<arrow::UInt8Array>(input, *struct_type, "kind", arrow::Type::UINT8);
+    auto spilled_id = ChildOf<arrow::UInt32Array>(input, *struct_type, "blob_id", arrow::Type::UINT32);
+    auto spilled_size = ChildOf<arrow::UInt64Array>(input, *struct_type, "blob_size", arrow::Type::UINT64);
+    auto spilled_position = ChildOf<arrow::UInt64Array>(input, *struct_type, "position", arrow::Type::UINT64);
+    const bool has_spilled = spilled_kind && spilled_id && spilled_size && spilled_position;
     if (out_of_line_ == nullptr) {
       return Status::Invalid("blob v2 field '", name_, "': the writer gave no place for out-of-line values");
     }
@@ -69,6 +72,14 @@ class BlobV2Encoder : public FieldEncoder {
     LANCE_RETURN_NOT_OK(blob_uris.Reserve(n));
     for (int64_t i = 0; i < n; ++i) {
       uint64_t position = 0, size = 0;
+      if (has_spilled && input.IsValid(i) && spilled_kind->IsValid(i)) {
+        kinds.UnsafeAppend(spilled_kind->Value(i));
+        positions.UnsafeAppend(spilled_position->IsValid(i) ? spilled_position->Value(i) : 0);
+        sizes.UnsafeAppend(spilled_size->Value(i));
+        blob_ids.UnsafeAppend(spilled_id->Value(i));
+        LANCE_RETURN_NOT_OK(blob_uris.Append(""));
+        continue;
+      }
       if (input.IsValid(i)) {
         if (uri.IsValid(i)) {
           return Status::NotImplemented("blob v2 field '", name_, "', row ", i,
@@ -79,7 +90,7 @@ class BlobV2Encoder : public FieldEncoder {
           if (size > inline_threshold_) {
             return Status::NotImplemented("blob v2 field '", name_, "', row ", i, ": a value of ", size,
                                           " bytes is over the inline threshold (", inline_threshold_,
-                                          "); lance-cpp does not write packed or dedicated blob files yet");
+                                          "); only a dataset write puts larger values into .blob files");
           }
           // An empty value points at where the next one would go, as pylance's.
           position = size == 0 ? out_of_line_->next_position()
@@ -133,7 +144,7 @@ Result<std::unique_ptr<FieldEncoder>> MakeBlobV2Encoder(const Field& logical, ui
   Field descriptor = BlobV2DescriptorField(logical);
   descriptor.metadata.erase("lance-encoding:blob");
   LANCE_ASSIGN_OR_RAISE(auto inner, MakeFieldEncoderV2_1(descriptor, first_column, options));
-  return std::unique_ptr<FieldEncoder>(new BlobV2Encoder(logical.name, InlineThreshold(logical), std::move(inner)));
+  return std::unique_ptr<FieldEncoder>(new BlobV2Encoder(logical.name, BlobV2ThresholdsOf(logical).inline_max, std::move(inner)));
 }
 
 }  // namespace lance::file::v2_1
