@@ -1,7 +1,8 @@
 // Blob v2 columns (2.2 files): each row of the logical struct<data, uri>
 // becomes a descriptor {kind, position, size, blob_id, blob_uri} encoded as
 // a packed struct; inline bytes go out of line into the data file itself.
-// Only the inline kind is written; larger values and URIs are refused.
+// Rows the dataset writer already put into .blob files arrive with their
+// kind, blob id, size and position; external URIs are refused.
 #pragma once
 
 #include <memory>
