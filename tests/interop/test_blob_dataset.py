@@ -2,8 +2,8 @@
 field). In 2.0 and 2.1 datasets both libraries store blob v1 files: lance-cpp
 creates and appends, pylance reads the descriptions and take_blobs the
 values, and each reads what the other wrote. 2.2 datasets keep blobs as blob
-v2 descriptions, which lance-cpp reads as pylance's to_table does but refuses
-to write (with nothing left behind)."""
+v2 descriptions, which lance-cpp reads as pylance's to_table does and writes
+for inline values (larger ones and URIs are refused, nothing left behind)."""
 from __future__ import annotations
 
 import os
@@ -82,19 +82,125 @@ def test_blob_dataset_both_ways(tmp_path, version, creator):
     assert got["b"].to_pylist() == want["b"].to_pylist()
 
 
-def test_blob_columns_in_2_2_datasets_are_refused(tmp_path):
-    table = _table(4, 20)
-    src = _write_ipc(tmp_path / "a.arrow", table)
-    uri = tmp_path / "ds"
-    assert_clean_failure(_run("write", uri, "--input", src, "--data-storage-version", "2.2"), "'b'", "2.2")
-    assert not (uri / "data").exists() or not any((uri / "data").iterdir())
-    # Appending to pylance's 2.2 blob dataset is refused too, nothing written.
-    lance.write_dataset(table, uri, data_storage_version="2.2")
-    before = sorted(os.listdir(uri / "data"))
-    assert_clean_failure(_run("write", uri, "--input", src, "--mode", "append"), "'b'", "blob v2")
-    assert sorted(os.listdir(uri / "data")) == before
-    assert lance.dataset(uri).count_rows() == 20
+def test_blob_v2_inline_both_ways(tmp_path):
+    """A binary blob column goes into a 2.2 dataset as blob v2, inline, as
+    pylance lays it out: the same descriptors as pylance's for the same
+    input, the same bytes from take_blobs; appends both ways read back in
+    both libraries."""
+    first, second, third = _table(5, 250), _table(6, 120, meta=False), _table(7, 90)
+    src = _write_ipc(tmp_path / "a.arrow", first)
+    uri, ref = tmp_path / "ds", tmp_path / "ref"
+    proc = _run("write", uri, "--input", src, "--data-storage-version", "2.2", "--max-rows-per-file", 200)
+    assert proc.returncode == 0, proc.stderr
+    lance.write_dataset(first, ref, data_storage_version="2.2", max_rows_per_file=200)
+    ds, want = lance.dataset(uri), lance.dataset(ref)
+    assert ds.data_storage_version == "2.2"
+    assert ds.schema == want.schema
+    assert [f.metadata.files[0].fields for f in ds.get_fragments()] == [[0, 1], [0, 1]]
+    assert ds.to_table()["b"].to_pylist() == want.to_table()["b"].to_pylist()
+    assert _blob_values(ds) == first["b"].to_pylist()
 
+    # lance-cpp appends to pylance's dataset (input without the blob key),
+    # pylance appends to lance-cpp's; both read everything.
+    proc = _run("write", ref, "--input", _write_ipc(tmp_path / "b.arrow", second), "--mode", "append")
+    assert proc.returncode == 0, proc.stderr
+    proc = _run("write", uri, "--input", _write_ipc(tmp_path / "b2.arrow", second), "--mode", "append")
+    assert proc.returncode == 0, proc.stderr
+    lance.write_dataset(third, uri, mode="append")
+    lance.write_dataset(third, ref, mode="append")
+    values = first["b"].to_pylist() + second["b"].to_pylist() + third["b"].to_pylist()
+    ds, want = lance.dataset(uri), lance.dataset(ref)
+    assert _blob_values(ds) == values
+    assert _blob_values(want) == values
+    assert ds.to_table()["b"].to_pylist() == want.to_table()["b"].to_pylist()
+    for d in (uri, ref):
+        got = _cpp_scan(tmp_path, d)
+        assert got["id"].to_pylist() == want.to_table()["id"].to_pylist()
+        assert got["b"].to_pylist() == want.to_table()["b"].to_pylist()
+
+
+def test_blob_v2_struct_input_and_refusals(tmp_path):
+    """pylance's own blob array as input, both ways; external URIs are
+    refused, nothing left behind."""
+    from lance.blob import Blob, blob_array, blob_field
+
+    field = blob_field("b", inline_size_threshold=16, dedicated_size_threshold=100)
+    values = [b"abc", None, b"", b"0123456789abcdef"]
+    table = pa.table({"id": pa.array(range(4), pa.int64()), "b": blob_array(values)},
+                     schema=pa.schema([pa.field("id", pa.int64()), field]))
+    uri, ref = tmp_path / "ds", tmp_path / "ref"
+    proc = _run("write", uri, "--input", _write_ipc(tmp_path / "a.arrow", table))
+    assert proc.returncode == 0, proc.stderr
+    lance.write_dataset(table, ref, data_storage_version="2.2")
+    ds = lance.dataset(uri)
+    assert ds.schema == lance.dataset(ref).schema
+    assert ds.to_table()["b"].to_pylist() == lance.dataset(ref).to_table()["b"].to_pylist()
+    assert _blob_values(ds) == values
+
+    # Plain binary appended to pylance's blob_field() dataset (whose struct
+    # has position/size children too); pylance appends its blob array to ours.
+    more = pa.table({"id": pa.array([4, 5], pa.int64()), "b": pa.array([b"xy", None], pa.large_binary())})
+    proc = _run("write", ref, "--input", _write_ipc(tmp_path / "more.arrow", more), "--mode", "append")
+    assert proc.returncode == 0, proc.stderr
+    lance.write_dataset(table, uri, mode="append")
+    assert _blob_values(lance.dataset(ref)) == values + [b"xy", None]
+    assert _blob_values(lance.dataset(uri)) == values + values
+    got = _cpp_scan(tmp_path, ref)
+    assert got["b"].to_pylist() == lance.dataset(ref).to_table()["b"].to_pylist()
+
+    # An external URI is refused; the .blob files of the rows before it go too.
+    before = _files(uri / "data")
+    ext = pa.table({"id": pa.array([9, 10], pa.int64()), "b": blob_array([b"p" * 40, Blob.from_uri("file:///x")])},
+                   schema=table.schema)
+    assert_clean_failure(_run("write", uri, "--input", _write_ipc(tmp_path / "ext.arrow", ext), "--mode", "append"),
+                         "'b'", "external")
+    assert _files(uri / "data") == before
+    assert lance.dataset(uri).count_rows() == 8
+
+
+def _files(root) -> list:
+    return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+
+
+def test_blob_v2_packed_and_dedicated_as_pylance(tmp_path):
+    """Values over the inline threshold go to .blob files beside the data
+    file as pylance puts them: a shared pack file (rolled over at its size
+    limit) and dedicated files, ids counted per data file. The descriptors
+    and file names equal pylance's for the same input; both read each
+    other's bytes."""
+    from lance.blob import blob_array, blob_field
+
+    field = blob_field("b", inline_size_threshold=16, dedicated_size_threshold=100, pack_file_size_threshold=120)
+    rng = np.random.default_rng(8)
+    values = [None if rng.random() < 0.1 else bytes(rng.integers(0, 256, int(k), dtype=np.uint8))
+              for k in rng.integers(0, 160, 70)]
+    values[:4] = [b"", None, b"x" * 16, b"y" * 17]
+    table = pa.table({"id": pa.array(range(70), pa.int64()), "b": blob_array(values)},
+                     schema=pa.schema([pa.field("id", pa.int64()), field]))
+    uri, ref = tmp_path / "ds", tmp_path / "ref"
+    proc = _run("write", uri, "--input", _write_ipc(tmp_path / "a.arrow", table), "--max-rows-per-file", 30)
+    assert proc.returncode == 0, proc.stderr
+    lance.write_dataset(table, ref, data_storage_version="2.2", max_rows_per_file=30)
+    ds, want = lance.dataset(uri), lance.dataset(ref)
+    got_desc, want_desc = ds.to_table()["b"].to_pylist(), want.to_table()["b"].to_pylist()
+    assert {d["kind"] for d in want_desc if d} == {0, 1, 2}
+    assert got_desc == want_desc
+    sidecars = lambda root: sorted(os.path.basename(f) for f in _files(root / "data") if f.endswith(".blob"))
+    assert sidecars(uri) == sidecars(ref)
+    assert _blob_values(ds) == values
+
+    # Binary input appended by lance-cpp to pylance's dataset, pylance's
+    # append to ours; both libraries read all of it.
+    more = pa.table({"id": pa.array([70, 71, 72], pa.int64()),
+                     "b": pa.array([b"z" * 300, b"w" * 50, None], pa.large_binary())})
+    proc = _run("write", ref, "--input", _write_ipc(tmp_path / "more.arrow", more), "--mode", "append")
+    assert proc.returncode == 0, proc.stderr
+    lance.write_dataset(table, uri, mode="append")
+    assert _blob_values(lance.dataset(ref)) == values + more["b"].to_pylist()
+    assert _blob_values(lance.dataset(uri)) == values + values
+    for d in (uri, ref):
+        got = _cpp_scan(tmp_path, d)
+        assert got["b"].to_pylist() == lance.dataset(d).to_table()["b"].to_pylist()
 
 
 def _blob_v2_table(seed: int, n: int, external_uri: str) -> pa.Table:

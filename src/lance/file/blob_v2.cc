@@ -1,5 +1,7 @@
 #include "lance/file/blob_v2.h"
 
+#include <cstdlib>
+
 namespace lance::file {
 namespace {
 
@@ -16,7 +18,23 @@ Field DescriptorChild(const char* name, const char* logical_type, int32_t encodi
   return f;
 }
 
+uint64_t ThresholdOf(const Field& field, const char* key, uint64_t fallback) {
+  auto it = field.metadata.find(key);
+  if (it == field.metadata.end()) return fallback;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(it->second.c_str(), &end, 10);
+  return end != it->second.c_str() && *end == '\0' ? v : fallback;
+}
+
 }  // namespace
+
+BlobV2Thresholds BlobV2ThresholdsOf(const Field& field) {
+  BlobV2Thresholds t;
+  t.inline_max = ThresholdOf(field, "lance-encoding:blob-inline-size-threshold", t.inline_max);
+  t.dedicated = ThresholdOf(field, "lance-encoding:blob-dedicated-size-threshold", t.dedicated);
+  t.pack_file = ThresholdOf(field, "lance-encoding:blob-pack-file-size-threshold", t.pack_file);
+  return t;
+}
 
 bool IsBlobV2Field(const Field& field) {
   if (field.logical_type != "struct") return false;

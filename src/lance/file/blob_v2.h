@@ -5,6 +5,7 @@
 // descriptor, as the reference's to_table does.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "lance/schema.h"
@@ -20,6 +21,17 @@ enum class BlobV2Kind : uint8_t {
   kDedicated = 2,  // a `.blob` file of its own
   kExternal = 3,   // a URI outside the dataset
 };
+
+/// Where a blob v2 field's values go by size (the reference's defaults,
+/// or the field's `lance-encoding:blob-*-threshold` metadata): up to
+/// `inline_max` bytes inline, over `dedicated` a `.blob` file of their
+/// own, in between a shared `.blob` file of at most `pack_file` bytes.
+struct BlobV2Thresholds {
+  uint64_t inline_max = 64 * 1024;
+  uint64_t dedicated = 4 * 1024 * 1024;
+  uint64_t pack_file = 1024 * 1024 * 1024;
+};
+BlobV2Thresholds BlobV2ThresholdsOf(const Field& field);
 
 /// True for a manifest field holding a blob v2 column.
 bool IsBlobV2Field(const Field& field);

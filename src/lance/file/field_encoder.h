@@ -48,6 +48,8 @@ class OutOfLineBuffers {
     buffers_.push_back(std::move(buffer));
     return at;
   }
+  /// Where the next buffer would be written.
+  uint64_t next_position() const { return position_; }
   const std::vector<std::shared_ptr<arrow::Buffer>>& buffers() const { return buffers_; }
 
  private:

@@ -15,6 +15,7 @@
 #include <arrow/util/thread_pool.h>
 
 #include "lance/file.pb.h"
+#include "lance/file/blob_v2.h"
 #include "lance/file/container_writer.h"
 #include "lance/file/field_encoder.h"
 #include "lance/file/schema_proto.h"
@@ -373,7 +374,9 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
       return Status::Invalid("writing ", impl_->name, ": the batch has no column '", field.name,
                              "' (it has: ", batch_schema.ToString(), ")");
     }
-    Status st = CheckType(field, *array->type(), field.name);
+    // A blob v2 field's encoder checks its input (data and uri, whatever
+    // other children the manifest's struct has).
+    Status st = file::IsBlobV2Field(field) ? Status::OK() : CheckType(field, *array->type(), field.name);
     if (st.ok()) st = CheckNullability(*array->data(), field, field.name);
     if (st.ok() && impl_->version == file::FileVersion::kV2_0) st = CheckNoNullStructs(*array->data(), field.name);
     if (!st.ok()) return st.WithMessage("writing ", impl_->name, ": ", st.message());
@@ -454,8 +457,13 @@ Result<uint64_t> FileWriter::Finish() {
     }
   }
 
+  // A blob v2 field's file schema entry is its descriptor struct.
+  Schema file_schema = impl.schema;
+  for (auto& f : file_schema.fields) {
+    if (file::IsBlobV2Field(f)) f = file::BlobV2DescriptorField(f);
+  }
   pb::file::FileDescriptor descriptor;
-  file::SchemaToProtoFields(impl.schema, descriptor.mutable_schema()->mutable_fields());
+  file::SchemaToProtoFields(file_schema, descriptor.mutable_schema()->mutable_fields());
   auto* metadata = descriptor.mutable_schema()->mutable_metadata();
   for (const auto& [k, v] : impl.schema.metadata) (*metadata)[k] = v;
   descriptor.set_length(impl.rows_written);

@@ -5,10 +5,13 @@
 #include <arrow/type.h>
 #include <arrow/util/byte_size.h>
 
+#include <algorithm>
 #include <random>
 
 #include "lance/file/blob_v2.h"
 #include "lance/io/object_store.h"
+#include "lance/ops/blob_v2_input.h"
+#include "lance/ops/blob_v2_sidecars.h"
 #include "lance/txn/commit.h"
 #include "lance/write.h"
 
@@ -50,9 +53,13 @@ std::string NormalizeStorageVersion(const std::string& v) {
 void FileFieldIds(const Schema& schema, const std::string& storage_version, DataFile* file) {
   const bool every_field = storage_version == "2.0";
   int32_t column = 0;
+  std::vector<int32_t> blob_v2_ids;  // their children have no columns of their own
   for (const auto& f : schema.FieldsPreOrder()) {
     const Field* full = schema.FieldById(f.id);
-    const bool leaf = full == nullptr || full->children.empty();
+    if (std::find(blob_v2_ids.begin(), blob_v2_ids.end(), f.parent_id) != blob_v2_ids.end()) continue;
+    const bool blob_v2 = full != nullptr && file::IsBlobV2Field(*full);
+    if (blob_v2) blob_v2_ids.push_back(f.id);
+    const bool leaf = full == nullptr || full->children.empty() || blob_v2;
     if (!every_field && !leaf) continue;
     file->fields.push_back(f.id);
     file->column_indices.push_back(column++);
@@ -101,7 +108,11 @@ class FragmentWriter {
                                      std::max<uint64_t>(params_.max_rows_per_group, 1));
       const int64_t take = static_cast<int64_t>(std::min<uint64_t>(room, batch->num_rows()));
       auto part = batch->Slice(0, take);
-      LANCE_RETURN_NOT_OK(writer_->Write(*part));
+      std::shared_ptr<arrow::RecordBatch> encoded = part;
+      if (sidecars_) {
+        LANCE_ASSIGN_OR_RAISE(encoded, sidecars_->Spill(part));
+      }
+      LANCE_RETURN_NOT_OK(writer_->Write(*encoded));
       rows_ += static_cast<uint64_t>(take);
       total_rows_ += static_cast<uint64_t>(take);
       if (params_.on_progress) params_.on_progress(total_rows_);
@@ -123,6 +134,11 @@ class FragmentWriter {
   /// partial output stays behind). Best effort.
   void RemoveFiles() {
     writer_.reset();
+    if (sidecars_) (void)sidecars_->Finish();
+    for (const auto& path : sidecar_files_) (void)store_.Delete(path);
+    if (sidecars_) {
+      for (const auto& path : sidecars_->created()) (void)store_.Delete(path);
+    }
     for (const auto& name : created_) (void)store_.Delete(std::string(kDataDir) + "/" + name);
   }
 
@@ -132,12 +148,23 @@ class FragmentWriter {
     created_.push_back(name_);
     LANCE_ASSIGN_OR_RAISE(auto out, store_.OpenOutputStream(std::string(kDataDir) + "/" + name_));
     LANCE_ASSIGN_OR_RAISE(writer_, FileWriter::Open(std::move(out), name_, schema_, file_options_));
+    // Blob v2 values too large to stay inline go to .blob files beside it.
+    sidecars_.reset();
+    if (std::any_of(schema_.fields.begin(), schema_.fields.end(), file::IsBlobV2Field)) {
+      const std::string stem = name_.substr(0, name_.size() - std::string(".lance").size());
+      sidecars_ = std::make_unique<ops::BlobV2Sidecars>(store_, std::string(kDataDir) + "/" + stem, schema_);
+    }
     rows_ = 0;
     bytes_ = 0;
     return Status::OK();
   }
 
   Status FinishFile() {
+    if (sidecars_) {
+      LANCE_RETURN_NOT_OK(sidecars_->Finish());
+      sidecar_files_.insert(sidecar_files_.end(), sidecars_->created().begin(), sidecars_->created().end());
+      sidecars_.reset();
+    }
     LANCE_ASSIGN_OR_RAISE(uint64_t rows, writer_->Finish());
     DataFile file;
     file.path = name_;
@@ -163,6 +190,8 @@ class FragmentWriter {
   const WriteParams& params_;
   FileWriterOptions file_options_;
   std::unique_ptr<FileWriter> writer_;
+  std::unique_ptr<ops::BlobV2Sidecars> sidecars_;  // of the open data file
+  std::vector<std::string> sidecar_files_;         // of the finished ones
   std::string name_;
   uint64_t rows_ = 0;
   uint64_t bytes_ = 0;
@@ -172,12 +201,13 @@ class FragmentWriter {
 };
 
 // Writes every batch of `data` through `writer`.
-Result<std::vector<Fragment>> WriteAll(arrow::RecordBatchReader& data, FragmentWriter& writer, bool conform,
-                                       const arrow::Schema& target, const std::string& uri) {
+Result<std::vector<Fragment>> WriteAll(arrow::RecordBatchReader& data, FragmentWriter& writer, const Schema& schema,
+                                       bool conform, const arrow::Schema& target, const std::string& uri) {
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
     LANCE_RETURN_NOT_OK(data.ReadNext(&batch));
     if (!batch) break;
+    LANCE_ASSIGN_OR_RAISE(batch, ops::ToBlobV2Input(batch, schema, uri));
     if (conform) {
       LANCE_ASSIGN_OR_RAISE(batch, ConformToSchema(batch, target, uri));
     }
@@ -186,10 +216,10 @@ Result<std::vector<Fragment>> WriteAll(arrow::RecordBatchReader& data, FragmentW
   return writer.Finish();
 }
 
-const Field* FirstBlobField(const std::vector<Field>& fields) {
+const Field* FirstBlobV2Field(const std::vector<Field>& fields) {
   for (const auto& f : fields) {
-    if (f.metadata.count("lance-encoding:blob") > 0 || file::IsBlobV2Field(f)) return &f;
-    if (const Field* inner = FirstBlobField(f.children)) return inner;
+    if (file::IsBlobV2Field(f)) return &f;
+    if (const Field* inner = FirstBlobV2Field(f.children)) return inner;
   }
   return nullptr;
 }
@@ -227,7 +257,6 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
     }
     LANCE_ASSIGN_OR_RAISE(target, schema.ToArrow());
   } else {
-    LANCE_ASSIGN_OR_RAISE(schema, Schema::FromArrow(*data->schema(), 0));
     if (params.data_storage_version) {
       storage_version = NormalizeStorageVersion(*params.data_storage_version);
     } else if (base && !base->file.manifest.data_storage_version.empty()) {
@@ -236,6 +265,9 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
       storage_version = "2.2";
     }
     target = data->schema();
+    // A 2.2 dataset keeps binary blob columns as blob v2, as pylance's.
+    if (storage_version == "2.2") target = ops::BlobV2InputSchema(*target);
+    LANCE_ASSIGN_OR_RAISE(schema, Schema::FromArrow(*target, 0));
   }
   if (storage_version != "2.0" && storage_version != "2.1" && storage_version != "2.2") {
     return Status::Invalid("cannot write data storage version '", storage_version, "' to ", uri,
@@ -243,21 +275,23 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
   }
 
   if (storage_version == "2.2") {
-    // pylance keeps blob columns of 2.2 datasets as blob v2 descriptions (a
-    // struct in the manifest and in the files); blob v1 files there would
-    // not read back in pylance.
-    if (const Field* blob = FirstBlobField(schema.fields)) {
-      return Status::NotImplemented("cannot write blob column '", blob->name, "' to ", uri,
-                                    ": data storage version 2.2 stores blobs as blob v2, which lance-cpp does "
-                                    "not write yet",
-                                    appending ? "" : " (use --data-storage-version 2.1 or 2.0)");
+    // pylance keeps blob columns of 2.2 datasets as blob v2: the logical
+    // struct<data, uri> in the manifest, descriptors in the files.
+    LANCE_RETURN_NOT_OK(ops::CheckBlobV2Writable(schema, uri));
+    std::vector<std::shared_ptr<arrow::Field>> fields = target->fields();
+    for (size_t i = 0; i < schema.fields.size() && i < fields.size(); ++i) {
+      if (file::IsBlobV2Field(schema.fields[i])) fields[i] = fields[i]->WithType(ops::BlobV2LogicalType());
     }
+    target = arrow::schema(fields, target->metadata());
+  } else if (const Field* blob = FirstBlobV2Field(schema.fields)) {
+    return Status::NotImplemented("cannot write blob v2 column '", blob->name, "' to ", uri,
+                                  ": blob v2 needs data storage version 2.2");
   }
 
   FileWriterOptions file_options = params.file_options;
   file_options.version = storage_version;
   FragmentWriter writer(*store, schema, params, file_options);
-  auto written = WriteAll(*data, writer, appending, *target, uri);
+  auto written = WriteAll(*data, writer, schema, appending, *target, uri);
   if (!written.ok()) {
     writer.RemoveFiles();
     return written.status();

@@ -13,7 +13,9 @@
 
 #include "lance/file/field_encoder.h"
 #include "lance/file/v2_0/array_encoder.h"
+#include "lance/file/blob_v2.h"
 #include "lance/file/v2_1/encode_blob.h"
+#include "lance/file/v2_1/encode_blob_v2.h"
 #include "lance/file/v2_1/encode_levels.h"
 #include "lance/file/v2_1/encode_page.h"
 
@@ -281,6 +283,7 @@ Result<std::unique_ptr<FieldEncoder>> MakeFieldEncoderV2_1(const Field& field, u
   if (options.version != FileVersion::kV2_1 && options.version != FileVersion::kV2_2) {
     return Status::Invalid("the 2.1 encoders cannot write file version ", FileVersionToString(options.version));
   }
+  if (IsBlobV2Field(field)) return v2_1::MakeBlobV2Encoder(field, first_column, options);
   // As the reference: maps arrived with file version 2.2.
   if (options.version == FileVersion::kV2_1 && ContainsMap(field)) {
     return Status::NotImplemented("field '", field.name, "': the map type needs file version 2.2 or later");

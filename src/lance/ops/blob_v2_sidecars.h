@@ -1,0 +1,56 @@
+// The `.blob` files beside one data file, as pylance writes them for blob v2
+// columns: values over the inline threshold go to a shared pack file
+// (packed) or, over the dedicated threshold, to a file of their own; each
+// file is named by a blob id counted from 1 per data file.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <arrow/io/interfaces.h>
+#include <arrow/record_batch.h>
+
+#include "lance/file/blob_v2.h"
+#include "lance/io/object_store.h"
+#include "lance/schema.h"
+#include "lance/status.h"
+
+namespace lance::ops {
+
+/// `data/<stem>/<id>.blob`: the id's 32 bits, least significant first.
+std::string BlobV2SidecarPath(const std::string& data_dir, const std::string& stem, uint32_t blob_id);
+
+class BlobV2Sidecars {
+ public:
+  /// `dir` is the sidecar directory relative to the store (data/<stem>).
+  BlobV2Sidecars(const io::ObjectStore& store, std::string dir, const Schema& schema)
+      : store_(store), dir_(std::move(dir)), schema_(schema) {}
+
+  /// Writes the large values of `batch`'s blob v2 columns (given as
+  /// struct<data, uri>) to `.blob` files; returns the batch with those rows
+  /// described by kind/blob_id/blob_size/position children.
+  Result<std::shared_ptr<arrow::RecordBatch>> Spill(const std::shared_ptr<arrow::RecordBatch>& batch);
+  /// Closes the open pack file.
+  Status Finish();
+  /// Every file written so far (relative to the store).
+  const std::vector<std::string>& created() const { return created_; }
+
+ private:
+  Result<std::shared_ptr<arrow::Array>> SpillColumn(const std::shared_ptr<arrow::Array>& column,
+                                                    const file::BlobV2Thresholds& thresholds);
+  Result<std::string> NewFile(uint32_t blob_id);
+
+  const io::ObjectStore& store_;
+  std::string dir_;
+  const Schema& schema_;
+  uint32_t next_blob_id_ = 1;
+  // The open pack file.
+  std::shared_ptr<arrow::io::OutputStream> pack_;
+  uint32_t pack_id_ = 0;
+  uint64_t pack_size_ = 0;
+  std::vector<std::string> created_;
+};
+
+}  // namespace lance::ops
