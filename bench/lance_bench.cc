@@ -4,6 +4,8 @@
 //
 //   lance-bench scan URI [--columns a,b] [--repeat N]
 //   lance-bench take URI --indices-file F [--columns a,b] [--repeat N]
+//       F holds one take per line (row indices separated by blanks); each
+//       line is timed once, in order. A file of one line is taken N times.
 //   lance-bench write URI --input F.arrow [--version V]      (input read first, untimed)
 //   lance-bench delete URI --where PRED
 //   lance-bench update URI --set COL=EXPR --where PRED
@@ -146,11 +148,20 @@ int main(int argc, char** argv) {
   }
   auto ds = lance::Dataset::Open(uri);
   if (!ds.ok()) return Fail(ds.status());
-  std::vector<uint64_t> indices;
+  std::vector<std::vector<uint64_t>> takes;
   if (mode == "take") {
     std::ifstream in(indices_file);
-    uint64_t v;
-    while (in >> v) indices.push_back(v);
+    if (!in) return Fail(lance::Status::IOError("cannot read ", indices_file));
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream words(line);
+      std::vector<uint64_t> indices;
+      uint64_t v;
+      while (words >> v) indices.push_back(v);
+      if (!indices.empty()) takes.push_back(std::move(indices));
+    }
+    if (takes.empty()) return Fail(lance::Status::Invalid(indices_file, " holds no row indices"));
+    if (takes.size() > 1) repeat = static_cast<int>(takes.size());
   }
   for (int r = 0; r < repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
@@ -166,7 +177,7 @@ int main(int argc, char** argv) {
         rows += batch->num_rows();
       }
     } else if (mode == "take") {
-      auto table = lance::Take(*ds, indices, columns);
+      auto table = lance::Take(*ds, takes[static_cast<size_t>(r) % takes.size()], columns);
       if (!table.ok()) return Fail(table.status());
       rows = (*table)->num_rows();
     } else {

@@ -1,15 +1,19 @@
 """Side-by-side read benchmarks: lance-cpp (bench/lance_bench.cc) and the
 pinned pylance on the same datasets in the same run, reported as ratios.
 
-    .venv/bin/python bench/run.py [--rows N] [--dim D] [--versions 2.0,2.1,2.2] [--repeat R]
+    .venv/bin/python bench/run.py [--rows N] [--dim D] [--versions 2.0,2.1,2.2] [--repeat R] [--take-repeat T]
 
 Ratios > 1 mean lance-cpp is faster (scan rows/s) or quicker (take latency).
+Scans report the best of --repeat runs; takes the median of --take-repeat takes of
+fresh random rows (the same rows on both sides) after one untimed warm-up,
+with the dataset's files in the OS page cache.
 Numbers are measurements, never assertions."""
 from __future__ import annotations
 
 import argparse
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,6 +51,27 @@ def time_it(fn, repeat: int) -> float:
     return best
 
 
+def median_time(fn, inputs: list) -> float:
+    """Median seconds of fn(x) over inputs[1:]; inputs[0] is an untimed warm-up."""
+    fn(inputs[0])
+    times = []
+    for x in inputs[1:]:
+        t = time.perf_counter()
+        fn(x)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def warm_page_cache(root: Path) -> None:
+    """Reads every file under root once: the side that ran first would
+    otherwise pay the cold reads of the random rows both sides take."""
+    for p in root.rglob("*"):
+        if p.is_file():
+            with open(p, "rb") as f:
+                while f.read(1 << 24):
+                    pass
+
+
 def run_cpp(binary: Path, args: list[str]) -> list[dict]:
     proc = subprocess.run([str(binary)] + args, capture_output=True, text=True, check=True)
     return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
@@ -58,6 +83,8 @@ def main() -> int:
     ap.add_argument("--dim", type=int, default=768)
     ap.add_argument("--versions", default="2.0,2.1,2.2")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--take-repeat", type=int, default=9,
+                    help="timed takes per size (each of fresh rows); the median is reported")
     ap.add_argument("--binary", default=str(REPO / "build" / "bin" / "lance-bench"))
     args = ap.parse_args()
     binary = Path(args.binary)
@@ -83,15 +110,20 @@ def main() -> int:
             # (pylance's own peak is not comparable here: its process also built the data.)
             print(f"{version:8} {'scan peak RSS MiB':24} {max(r['peak_rss_kib'] for r in cpp) / 1024:12.0f} "
                   f"{'-':>12} {'':>8}")
-            # Takes of 1, 100, 10k random rows.
+            # Takes of 1, 100, 10k random rows: a fresh set of rows per
+            # repeat (the same sets, in the same order, on both sides), one
+            # untimed warm-up take first on each side (thread pools, first
+            # touch of memory, pylance's file-metadata cache), then the
+            # median of the timed takes.
+            warm_page_cache(uri)
             rng = np.random.default_rng(1)
             for n in (1, 100, 10_000):
-                idx = rng.integers(0, args.rows, n)
+                sets = [rng.integers(0, args.rows, n).tolist() for _ in range(args.take_repeat + 1)]
                 f = tmp / f"idx-{n}.txt"
-                f.write_text("\n".join(map(str, idx)))
-                cpp = run_cpp(binary, ["take", str(uri), "--indices-file", str(f), "--repeat", str(args.repeat)])
-                cpp_s = min(r["seconds"] for r in cpp)
-                py_s = time_it(lambda: ds.take(idx.tolist()), args.repeat)
+                f.write_text("\n".join(" ".join(map(str, s)) for s in sets) + "\n")
+                cpp = run_cpp(binary, ["take", str(uri), "--indices-file", str(f)])
+                cpp_s = statistics.median(r["seconds"] for r in cpp[1:])
+                py_s = median_time(lambda s: ds.take(s), sets)
                 print(f"{version:8} {f'take {n} rows (ms)':24} {cpp_s * 1e3:12.2f} {py_s * 1e3:12.2f} "
                       f"{py_s / cpp_s:8.2f}")
     finally:
