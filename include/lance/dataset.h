@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <arrow/io/interfaces.h>
+#include <arrow/memory_pool.h>
 #include <arrow/type_fwd.h>
 
 #include "lance/index_metadata.h"
@@ -16,6 +17,8 @@
 #include "lance/status.h"
 
 namespace lance {
+
+class FileReader;
 
 struct OpenOptions {
   /// A version number, or a tag name; empty = the latest version.
@@ -75,6 +78,12 @@ class Dataset {
   /// The location of a data file (for error messages) and a handle to read it.
   Result<std::string> DataFileLocation(const DataFile& file) const;
   Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenDataFile(const DataFile& file) const;
+  /// A v2 data file (2.0+) opened as a FileReader. Its footer and column
+  /// metadata are read once per opened dataset and the reader is shared by
+  /// later calls (data files never change), as pylance's file-metadata cache
+  /// does, so repeated takes do not re-read them. Thread-safe.
+  Result<std::shared_ptr<FileReader>> OpenDataFileReader(const DataFile& file,
+                                                         arrow::MemoryPool* pool = arrow::default_memory_pool()) const;
 
   /// Every committed version, ascending.
   Result<std::vector<VersionInfo>> Versions() const;

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <mutex>
 
 #include <arrow/buffer.h>
 #include <arrow/type.h>
 
 #include "lance/file/legacy_metadata.h"
 #include "lance/file/version.h"
+#include "lance/file_reader.h"
 #include "lance/io/object_store.h"
 #include "lance/table/deletion_vector.h"
 #include "lance/table/manifest_file.h"
@@ -26,6 +28,9 @@ struct Dataset::Impl {
   std::vector<table::ManifestLocation> locations;  // every committed version
   table::ManifestLocation location;                // the opened one
   table::ManifestFile file;
+  // Opened v2 data files by location and memory pool.
+  std::mutex readers_mutex;
+  std::map<std::pair<std::string, arrow::MemoryPool*>, std::shared_ptr<FileReader>> readers;
 };
 
 namespace {
@@ -266,6 +271,28 @@ Result<std::shared_ptr<arrow::io::RandomAccessFile>> Dataset::OpenDataFile(const
   LANCE_ASSIGN_OR_RAISE(auto location, BaseFileLocation(manifest(), file));
   LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(location));
   return store->OpenInputFile("");
+}
+
+Result<std::shared_ptr<FileReader>> Dataset::OpenDataFileReader(const DataFile& file,
+                                                                arrow::MemoryPool* pool) const {
+  LANCE_ASSIGN_OR_RAISE(auto location, DataFileLocation(file));
+  const auto key = std::make_pair(location, pool);
+  {
+    std::lock_guard<std::mutex> lock(impl_->readers_mutex);
+    auto it = impl_->readers.find(key);
+    if (it != impl_->readers.end()) return it->second;
+  }
+  // Opened outside the lock: a racing caller may open it too; the first
+  // stored wins.
+  LANCE_ASSIGN_OR_RAISE(auto handle, OpenDataFile(file));
+  LANCE_ASSIGN_OR_RAISE(auto reader, FileReader::Open(handle, location, pool));
+  std::lock_guard<std::mutex> lock(impl_->readers_mutex);
+  // Each reader holds its file open: keep a bounded number.
+  constexpr size_t kMaxOpenReaders = 128;
+  if (impl_->readers.size() >= kMaxOpenReaders && impl_->readers.count(key) == 0) {
+    impl_->readers.erase(impl_->readers.begin());
+  }
+  return impl_->readers.emplace(key, std::move(reader)).first->second;
 }
 
 Result<std::vector<VersionInfo>> Dataset::Versions() const {

@@ -16,6 +16,7 @@
 #include <arrow/type.h>
 #include <unistd.h>
 
+#include "lance/file_reader.h"
 #include "lance/table/manifest_file.h"
 
 namespace lance {
@@ -466,6 +467,28 @@ TEST(DatasetCorruptionTest, RewrittenManifestWithKnownFlagsStillOpens) {
   auto deleted = (*ds)->NumDeletedRows((*ds)->manifest().fragments.at(0));
   ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
   EXPECT_EQ(*deleted, 10u);
+}
+
+// A v2 data file's reader (its footer and column metadata) is opened once per
+// opened dataset and shared by later reads.
+TEST(DatasetFixturesTest, DataFileReadersAreOpenedOnce) {
+  size_t checked = 0;
+  for (const auto& name : FixtureDatasets()) {
+    auto ds = Dataset::Open((kFixtures / name).string());
+    if (!ds.ok()) continue;
+    auto version = (*ds)->DataStorageVersion();
+    if (!version.ok() || version->rfind("2.", 0) != 0 || (*ds)->manifest().fragments.empty()) continue;
+    const Fragment& frag = (*ds)->manifest().fragments[0];
+    if (frag.files.empty()) continue;
+    auto first = (*ds)->OpenDataFileReader(frag.files[0]);
+    if (!first.ok()) continue;  // some fixtures ship without their data files
+    auto second = (*ds)->OpenDataFileReader(frag.files[0]);
+    ASSERT_TRUE(second.ok()) << name << ": " << second.status().ToString();
+    EXPECT_EQ(first->get(), second->get()) << name;
+    EXPECT_GT((*first)->num_rows(), 0u) << name;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0u) << "no 2.x fixture dataset";
 }
 
 }  // namespace

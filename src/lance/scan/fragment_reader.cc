@@ -63,14 +63,14 @@ Result<std::unique_ptr<FragmentReader>> FragmentReader::Open(const Dataset& data
       Source source;
       source.file = file;
       LANCE_ASSIGN_OR_RAISE(source.location, dataset.DataFileLocation(*file));
-      LANCE_ASSIGN_OR_RAISE(auto handle, dataset.OpenDataFile(*file));
       LANCE_ASSIGN_OR_RAISE(auto version,
                             file::FileVersionFromPair(file->file_major_version, file->file_minor_version));
       if (version == file::FileVersion::kLegacy) {
+        LANCE_ASSIGN_OR_RAISE(auto handle, dataset.OpenDataFile(*file));
         LANCE_ASSIGN_OR_RAISE(auto legacy, file::legacy::LegacyFileReader::Open(handle, source.location, pool));
         source.legacy = std::move(legacy);
       } else {
-        LANCE_ASSIGN_OR_RAISE(source.v2, FileReader::Open(handle, source.location, pool));
+        LANCE_ASSIGN_OR_RAISE(source.v2, dataset.OpenDataFileReader(*file, pool));
         if (source.v2->num_rows() != reader->rows_) {
           return Status::Invalid("data file ", source.location, " has ", source.v2->num_rows(),
                                  " rows but its fragment has ", reader->rows_);
