@@ -15,6 +15,10 @@
 
 namespace lance {
 
+namespace file {
+class PageCutsCache;
+}  // namespace file
+
 /// A byte range of the file.
 struct BufferRange {
   uint64_t position = 0;
@@ -108,6 +112,8 @@ class FileReader {
   std::string name_;
   FileLayout layout_;
   arrow::MemoryPool* pool_;
+  // Where pages can be cut, found on first use.
+  std::shared_ptr<file::PageCutsCache> cuts_;
 };
 
 }  // namespace lance

@@ -6,13 +6,17 @@
 #include <iostream>
 #include <random>
 
+#include <unistd.h>
+
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
 #include <arrow/io/api.h>
 #include <gtest/gtest.h>
 
+#include "lance/file/v2_1/field_decoder.h"
 #include "lance/file/v2_1/page_range.h"
 #include "lance/file_reader.h"
+#include "lance/file_writer.h"
 
 namespace lance {
 namespace {
@@ -268,6 +272,155 @@ TEST(V21RangeTest, TakeOfOneBlobReadsOneBlob) {
     }
     EXPECT_GT(total, 16 * n + 2000 + 1024) << "the values outweigh what one take may read";
   }
+}
+
+// Rows `rows` (ascending, repeats allowed) of `column` taken from `reader`,
+// against the same rows of a whole read; returns the bytes the take read.
+int64_t TakeAndCompare(FileReader& reader, CountingFile& counting, const std::string& column,
+                       const std::vector<uint64_t>& rows, const std::string& what) {
+  auto all = reader.ReadAll({column});
+  EXPECT_TRUE(all.ok()) << all.status().ToString();
+  if (!all.ok()) return -1;
+  counting.bytes_read = 0;
+  auto taken = reader.Take({column}, rows);
+  EXPECT_TRUE(taken.ok()) << what << ": " << taken.status().ToString();
+  if (!taken.ok()) return -1;
+  const int64_t bytes = counting.bytes_read;
+  arrow::UInt64Builder idx;
+  EXPECT_TRUE(idx.AppendValues(rows).ok());
+  auto want = arrow::compute::Take(*all, idx.Finish().ValueOrDie()).ValueOrDie().table();
+  ExpectSame(**taken, *want, what);
+  return bytes;
+}
+
+uint64_t FieldPageBytes(const FileReader& reader, const std::string& column) {
+  // The field's columns: those after the fields before it (no nested field
+  // precedes the ones these tests use).
+  const auto& layout = reader.layout();
+  uint64_t bytes = 0;
+  for (size_t f = 0; f < layout.schema.fields.size(); ++f) {
+    if (layout.schema.fields[f].name != column) continue;
+    for (const auto& page : layout.columns[f].pages) {
+      for (const auto& b : page.buffers) bytes += b.size;
+    }
+  }
+  return bytes;
+}
+
+// FSST strings in mini-block chunks: a take reads the chunks of its rows
+// (a chunk is read whole: its buffers are compressed together), and a second
+// take on the same reader no longer reads the chunk metadata.
+TEST(V21RangeTest, TakeOfFsstStringsReadsTheirChunks) {
+  ASSERT_TRUE(arrow::compute::Initialize().ok());
+  for (const char* version : {"2.1", "2.2"}) {
+    SCOPED_TRACE(version);
+    const fs::path path = fs::path(__FILE__).parent_path() / "../fixtures/v2_1" / version / "forced.lance";
+    auto counting = std::make_shared<CountingFile>(Slurp(path));
+    auto reader = FileReader::Open(counting, path.string());
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    const uint64_t n = (*reader)->num_rows();
+    const uint64_t page_bytes = FieldPageBytes(**reader, "fsst_str");
+    ASSERT_GT(page_bytes, 0u);
+    const int64_t first = TakeAndCompare(**reader, *counting, "fsst_str", {n / 3, n / 3, n / 3 + 1}, "first");
+    const int64_t second = TakeAndCompare(**reader, *counting, "fsst_str", {n / 2}, "second");
+    EXPECT_GT(first, 0);
+    EXPECT_LT(static_cast<uint64_t>(first), page_bytes / 4);
+    EXPECT_LT(second, first) << "the chunk metadata is read once per reader";
+    EXPECT_GT(TakeAndCompare(**reader, *counting, "fsst_str", {0, 5, n / 4, n / 4, n - 1}, "scattered"), 0);
+  }
+}
+
+// Constant pages with levels (lists all null, or null and empty): their
+// levels are read once; after that a take reads nothing of them.
+TEST(V21RangeTest, TakeOfConstantPagesWithLevelsReadsLevelsOnce) {
+  ASSERT_TRUE(arrow::compute::Initialize().ok());
+  for (const char* version : {"2.1", "2.2"}) {
+    SCOPED_TRACE(version);
+    const fs::path path = fs::path(__FILE__).parent_path() / "../fixtures/v2_1" / version / "nested.lance";
+    auto data = Slurp(path);
+    auto counting = std::make_shared<CountingFile>(data);
+    auto reader = FileReader::Open(counting, path.string());
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    const uint64_t n = (*reader)->num_rows();
+    size_t with_levels = 0;
+    for (const char* column : {"all_null_lists", "empty_or_null_lists", "all_empty_lists"}) {
+      SCOPED_TRACE(column);
+      // Is the field's page a constant page with levels here?
+      const auto& layout = (*reader)->layout();
+      size_t c = 0, f = 0;
+      for (; f < layout.schema.fields.size() && layout.schema.fields[f].name != column; ++f) {
+        c += static_cast<size_t>(file::v2_1::NumColumns(layout.schema.fields[f]));
+      }
+      ASSERT_LT(f, layout.schema.fields.size());
+      bool levels = true;
+      for (const auto& page : layout.columns[c].pages) {
+        auto cuts = file::v2_1::AnalyzePageCuts(page, ReaderOf(data));
+        ASSERT_TRUE(cuts.ok());
+        levels = levels && cuts->constant_levels && cuts->kind == PageCuts::Kind::kEveryRow;
+      }
+      TakeAndCompare(**reader, *counting, column, {1, n / 2, n / 2, n - 1}, "first");
+      const int64_t again = TakeAndCompare(**reader, *counting, column, {0, 2, n / 3}, "again");
+      if (levels) {
+        ++with_levels;
+        EXPECT_EQ(again, 0) << "the levels were decoded with the page's cuts";
+      }
+    }
+    EXPECT_GT(with_levels, 0u) << "the fixture has constant pages with levels";
+  }
+}
+
+// A fixed-size list of structs: its leaves count items (rows times the
+// dimension), and a take reads the chunks of its rows' items, not whole
+// pages. The fixture (one chunk a column) cannot show it; a file of 20000
+// rows written here can.
+TEST(V21RangeTest, TakeOfFixedSizeListOfStructsReadsItsItems) {
+  ASSERT_TRUE(arrow::compute::Initialize().ok());
+  const fs::path path = fs::path(__FILE__).parent_path() / "../fixtures/v2_1/2.2/fsl_struct.lance";
+  {
+    auto counting = std::make_shared<CountingFile>(Slurp(path));
+    auto reader = FileReader::Open(counting, path.string());
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    const uint64_t n = (*reader)->num_rows();
+    TakeAndCompare(**reader, *counting, "fs", {0, 0, 7, n / 2, n - 1}, "fixture");
+  }
+  const int64_t rows = 20000, dim = 4;
+  auto item = arrow::struct_({arrow::field("a", arrow::int32()), arrow::field("b", arrow::int64())});
+  arrow::Int32Builder a;
+  arrow::Int64Builder b;
+  for (int64_t i = 0; i < rows * dim; ++i) {
+    ASSERT_TRUE(a.Append(static_cast<int32_t>(i * 7919 % 100003)).ok());
+    ASSERT_TRUE((i % 5 == 0 ? b.AppendNull() : b.Append(i * 1000003)).ok());
+  }
+  auto items = arrow::StructArray::Make({a.Finish().ValueOrDie(), b.Finish().ValueOrDie()},
+                                        item->fields()).ValueOrDie();
+  auto fsl = arrow::FixedSizeListArray::FromArrays(items, static_cast<int32_t>(dim)).ValueOrDie();
+  auto schema = arrow::schema({arrow::field("fs", fsl->type())});
+  const fs::path out = fs::temp_directory_path() / ("fsl_struct_take_" + std::to_string(::getpid()) + ".lance");
+  {
+    auto writer = FileWriter::Open(out.string(), *schema, FileWriterOptions{});
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    ASSERT_TRUE((*writer)->Write(*arrow::RecordBatch::Make(schema, rows, {fsl})).ok());
+    ASSERT_TRUE((*writer)->Finish().ok());
+  }
+  auto counting = std::make_shared<CountingFile>(Slurp(out));
+  fs::remove(out);
+  auto reader = FileReader::Open(counting, out.string());
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  uint64_t all_bytes = 0;
+  for (const auto& column : (*reader)->layout().columns) {
+    for (const auto& page : column.pages) {
+      for (const auto& buf : page.buffers) all_bytes += buf.size;
+    }
+  }
+  const int64_t one = TakeAndCompare(**reader, *counting, "fs", {rows / 2}, "one row");
+  EXPECT_GT(one, 0);
+  EXPECT_LT(static_cast<uint64_t>(one), all_bytes / 4);
+  const int64_t again = TakeAndCompare(**reader, *counting, "fs", {rows / 3}, "another row");
+  EXPECT_LT(static_cast<uint64_t>(again), all_bytes / 8);
+  TakeAndCompare(**reader, *counting, "fs", {0, 0, 7, rows / 2, rows - 1, rows - 1}, "repeated rows");
+  auto windows = (*reader)->ReadWindows({"fs"}, 1000);
+  ASSERT_TRUE(windows.ok());
+  EXPECT_GT(windows->size(), 3u) << "the field is cut into windows";
 }
 
 TEST(V21RangeTest, BadRangesAndReadsFailCleanly) {

@@ -13,9 +13,11 @@
 
 #include "lance/file/container.h"
 #include "lance/file/dictionary_join.h"
+#include "lance/file/page_cuts_cache.h"
 #include "lance/file/v2_0/field_decoder.h"
 #include "lance/file/v2_0/page_range.h"
 #include "lance/file/v2_0/take.h"
+#include "lance/file/v2_1/bytes.h"
 #include "lance/file/v2_1/field_decoder.h"
 #include "lance/file/v2_1/page_range.h"
 #include "lance/file/version.h"
@@ -28,6 +30,9 @@ namespace {
 struct FieldColumns {
   size_t first = 0;
   size_t count = 0;
+  // Per column: page rows per row of the field (fixed-size lists of structs
+  // count items), 0 where rows map to no fixed run of them.
+  std::vector<uint64_t> items_per_row;
 };
 
 // A column described from its metadata alone (no buffers loaded).
@@ -65,8 +70,11 @@ Result<std::vector<FieldColumns>> MapColumns(const FileLayout& layout, file::Fil
       std::span<const file::ColumnData> rest;
       if (next < described.size()) rest = std::span<const file::ColumnData>(described).subspan(next);
       fc.count = static_cast<size_t>(file::v2_0::NumColumns(f, rest));
+      fc.items_per_row.assign(fc.count, 1);
     } else {
       fc.count = static_cast<size_t>(file::v2_1::NumColumns(f));
+      fc.items_per_row = file::v2_1::ItemsPerRow(f);
+      if (fc.items_per_row.size() != fc.count) fc.items_per_row.assign(fc.count, 0);
     }
     next += fc.count;
     out.push_back(fc);
@@ -120,14 +128,7 @@ constexpr uint64_t kTakeBatchBytes = 16 * 1024 * 1024;
 
 }  // namespace
 
-// Where a page can be cut, in the terms of its file version.
-struct AnyPageCuts {
-  bool v20 = false;
-  file::v2_0::PageCuts cuts20;
-  file::v2_1::PageCuts cuts21;
-  uint64_t Down(uint64_t row) const { return v20 ? cuts20.Down(row) : cuts21.Down(row); }
-  uint64_t Up(uint64_t row, uint64_t length) const { return v20 ? cuts20.Up(row, length) : cuts21.Up(row, length); }
-};
+using file::AnyPageCuts;
 
 // Everything one read needs, bound to this reader.
 struct FileReadContext {
@@ -180,21 +181,21 @@ struct FileReadContext {
     return DecodeData(i, data, layout.num_rows, select);
   }
 
-  // Where page `p` of column `c` can be cut, cached per read.
+  // Where page `p` of column `c` can be cut, cached per reader.
   Result<const AnyPageCuts*> Cuts(size_t c, size_t p) const {
-    auto key = std::make_pair(c, p);
-    auto it = cuts.find(key);
-    if (it == cuts.end()) {
-      AnyPageCuts found;
-      found.v20 = version == file::FileVersion::kV2_0;
-      if (found.v20) {
-        found.cuts20 = file::v2_0::AnalyzePageCuts(layout.columns[c].pages[p]);
+    auto found = cuts.Find(c, p);
+    if (!found) {
+      auto fresh = std::make_shared<AnyPageCuts>();
+      fresh->v20 = version == file::FileVersion::kV2_0;
+      if (fresh->v20) {
+        fresh->cuts20 = file::v2_0::AnalyzePageCuts(layout.columns[c].pages[p]);
       } else {
-        LANCE_ASSIGN_OR_RAISE(found.cuts21, file::v2_1::AnalyzePageCuts(layout.columns[c].pages[p], Reader()));
+        LANCE_ASSIGN_OR_RAISE(fresh->cuts21, file::v2_1::AnalyzePageCuts(layout.columns[c].pages[p], Reader()));
       }
-      it = cuts.emplace(key, std::move(found)).first;
+      found = cuts.Insert(c, p, std::move(fresh));
     }
-    return &it->second;
+    // Entries live as long as the reader, which outlives this context.
+    return found.get();
   }
 
   // The rows of `ranges` (relative, between cuts) of page `p` of column
@@ -235,13 +236,18 @@ struct FileReadContext {
       uint64_t new_lo = lo, new_hi = hi;
       for (size_t c = fc.first; c < fc.first + fc.count; ++c) {
         auto starts = PageStarts(layout.columns[c]);
-        // Some layouts (e.g. fixed-size lists of structs) count page lengths
-        // in items, not rows: such a field is read whole.
-        if (starts.back() != layout.num_rows) return std::make_pair(uint64_t{0}, layout.num_rows);
-        LANCE_ASSIGN_OR_RAISE(uint64_t down, CutDown(c, starts, lo));
-        LANCE_ASSIGN_OR_RAISE(uint64_t up, CutUp(c, starts, hi));
-        new_lo = std::min(new_lo, down);
-        new_hi = std::max(new_hi, up);
+        // Columns inside fixed-size lists of structs count items, `n` per
+        // row: a cut between items is a cut between rows only at multiples
+        // of n. A field whose rows map to no fixed run is read whole.
+        const uint64_t n = fc.items_per_row[c - fc.first];
+        uint64_t total;
+        if (n == 0 || file::v2_1::MulOverflows(layout.num_rows, n, &total) || starts.back() != total) {
+          return std::make_pair(uint64_t{0}, layout.num_rows);
+        }
+        LANCE_ASSIGN_OR_RAISE(uint64_t down, CutDown(c, starts, lo * n));
+        LANCE_ASSIGN_OR_RAISE(uint64_t up, CutUp(c, starts, hi * n));
+        new_lo = std::min(new_lo, down / n);
+        new_hi = std::max(new_hi, (up + n - 1) / n);
       }
       if (new_lo == lo && new_hi == hi) return std::make_pair(lo, hi);
       lo = new_lo;
@@ -262,14 +268,18 @@ struct FileReadContext {
   // window are read whole, pages the windows cut only in the parts they
   // cover, and each page once, so its dictionary decodes once too.
   Result<std::shared_ptr<arrow::Array>> DecodeWindows(size_t i,
-                                                      const std::vector<std::pair<uint64_t, uint64_t>>& windows,
+                                                      const std::vector<std::pair<uint64_t, uint64_t>>& row_windows,
                                                       const std::vector<uint64_t>* select = nullptr) const {
     const FieldColumns& fc = fields[i];
     uint64_t rows = 0;
-    for (const auto& [lo, hi] : windows) rows += hi - lo;
+    for (const auto& [lo, hi] : row_windows) rows += hi - lo;
     std::vector<file::ColumnData> data;
     for (size_t c = fc.first; c < fc.first + fc.count; ++c) {
       const ColumnInfo& info = layout.columns[c];
+      // The windows in this column's page rows (Window() checked the scale).
+      const uint64_t n = fc.items_per_row[c - fc.first];
+      std::vector<std::pair<uint64_t, uint64_t>> windows;
+      for (const auto& [lo, hi] : row_windows) windows.emplace_back(lo * n, hi * n);
       ColumnInfo head = info;
       head.pages.clear();
       LANCE_ASSIGN_OR_RAISE(auto column, file::LoadColumn(file, head, layout.file_size, name));
@@ -334,7 +344,7 @@ struct FileReadContext {
     return taken.make_array();
   }
 
-  mutable std::map<std::pair<size_t, size_t>, AnyPageCuts> cuts;
+  file::PageCutsCache& cuts;
 };
 
 Result<std::vector<uint64_t>> FileReader::ReadWindows(const std::vector<std::string>& columns,
@@ -347,7 +357,7 @@ Result<std::vector<uint64_t>> FileReader::ReadWindows(const std::vector<std::str
   }
   LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
   LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
-  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields), {}};
+  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields), *cuts_};
   LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, columns, name_));
   const uint64_t target = std::max<uint64_t>(target_rows, 1);
   uint64_t lo = 0;
@@ -388,7 +398,7 @@ Result<std::shared_ptr<arrow::Table>> FileReader::ReadRange(const std::vector<st
   }
   LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
   LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
-  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields), {}};
+  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields), *cuts_};
   LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, columns, name_));
   LANCE_ASSIGN_OR_RAISE(auto full_schema, layout_.schema.ToArrow());
   arrow::FieldVector out_fields;
@@ -419,7 +429,7 @@ Result<std::pair<uint64_t, std::shared_ptr<arrow::Array>>> FileReader::ReadField
   }
   LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
   LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
-  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields), {}};
+  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields), *cuts_};
   LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, {column}, name_));
   const size_t i = wanted.front();
   if (!ReadsPagesSelectively()) {
@@ -449,7 +459,7 @@ Result<std::shared_ptr<arrow::Table>> FileReader::Take(const std::vector<std::st
   // page-cut cache is not shared).
   LANCE_RETURN_NOT_OK(util::ParallelFor(wanted.size(), [&](size_t f) -> Status {
     const size_t i = wanted[f];
-    FileReadContext ctx{layout_, *file_, name_, pool_, version, fields, {}};
+    FileReadContext ctx{layout_, *file_, name_, pool_, version, fields, *cuts_};
     if (version == file::FileVersion::kV2_0) {
       LANCE_ASSIGN_OR_RAISE(out_arrays[f], ctx.Take20(i, offsets));
       return Status::OK();

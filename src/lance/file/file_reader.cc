@@ -7,12 +7,14 @@
 #include <filesystem>
 
 #include "lance/file/container.h"
+#include "lance/file/page_cuts_cache.h"
 
 namespace lance {
 
 FileReader::FileReader(std::shared_ptr<arrow::io::RandomAccessFile> file, std::string name,
                        FileLayout layout, arrow::MemoryPool* pool)
-    : file_(std::move(file)), name_(std::move(name)), layout_(std::move(layout)), pool_(pool) {}
+    : file_(std::move(file)), name_(std::move(name)), layout_(std::move(layout)), pool_(pool),
+      cuts_(std::make_shared<file::PageCutsCache>()) {}
 
 Result<std::shared_ptr<FileReader>> FileReader::Open(const std::string& path, arrow::MemoryPool* pool) {
   std::string location = path;

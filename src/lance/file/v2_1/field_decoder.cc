@@ -218,42 +218,50 @@ class Assembler {
     if (def && def->size() != num_levels) {
       return Corrupt(num_levels, " repetition levels but ", def->size(), " definition levels");
     }
-    // The first level and first value of each row, and the end.
-    std::vector<uint64_t> level_start, value_start;
-    if (rep) {
-      const uint16_t max_rep = MaxRep(page.levels.layers);
-      const uint16_t max_visible = MaxVisibleDef(page.levels.layers);
-      level_start.reserve(length + 1);
-      value_start.reserve(length + 1);
-      uint64_t values = 0;
-      for (uint64_t i = 0; i < num_levels; ++i) {
-        if ((*rep)[i] == max_rep) {
-          level_start.push_back(i);
-          value_start.push_back(values);
-        }
-        values += !def || (*def)[i] <= max_visible ? 1 : 0;
-      }
-      level_start.push_back(num_levels);
-      value_start.push_back(values);
-      if (level_start.size() != length + 1 || values != page.values.num_values) {
-        return Corrupt("a page of ", length, " rows has levels of ", level_start.size() - 1, " rows and ", values,
-                       " values where it holds ", page.values.num_values);
-      }
-    } else if (num_levels != length || page.values.num_values != length) {
-      return Corrupt("a page of ", length, " rows without repetition holds ", page.values.num_values, " values");
-    }
-    auto levels_of = [&](uint64_t r) {
-      return rep ? std::make_pair(level_start[r], level_start[r + 1]) : std::make_pair(r, r + 1);
-    };
     std::vector<uint64_t> value_indices;
     std::vector<uint16_t> kept_rep, kept_def;
     for (uint64_t r : local) {
       if (r >= length) return Corrupt("row ", r, " of a page of ", length);
-      const auto [a, b] = levels_of(r);
-      if (rep) kept_rep.insert(kept_rep.end(), rep->begin() + a, rep->begin() + b);
-      if (def) kept_def.insert(kept_def.end(), def->begin() + a, def->begin() + b);
-      const uint64_t va = rep ? value_start[r] : r, vb = rep ? value_start[r + 1] : r + 1;
-      for (uint64_t v = va; v < vb; ++v) value_indices.push_back(v);
+    }
+    if (rep) {
+      // One walk over the levels: a row runs from one level of the outermost
+      // repetition to the next; the kept rows (ascending) are copied as
+      // their ends are reached.
+      const uint16_t max_rep = MaxRep(page.levels.layers);
+      const uint16_t max_visible = MaxVisibleDef(page.levels.layers);
+      if (num_levels > 0 && (*rep)[0] != max_rep) return Corrupt("a page's levels do not start a row");
+      size_t k = 0;
+      uint64_t row = 0, values = 0, row_level = 0, row_value = 0;
+      auto finish_row = [&](uint64_t level_end, uint64_t value_end) {
+        for (; k < local.size() && local[k] == row; ++k) {
+          kept_rep.insert(kept_rep.end(), rep->begin() + row_level, rep->begin() + level_end);
+          if (def) kept_def.insert(kept_def.end(), def->begin() + row_level, def->begin() + level_end);
+          for (uint64_t v = row_value; v < value_end; ++v) value_indices.push_back(v);
+        }
+      };
+      for (uint64_t i = 0; i < num_levels; ++i) {
+        if (i > 0 && (*rep)[i] == max_rep) {
+          finish_row(i, values);
+          ++row;
+          row_level = i;
+          row_value = values;
+        }
+        values += !def || (*def)[i] <= max_visible ? 1 : 0;
+      }
+      if (num_levels > 0) finish_row(num_levels, values);
+      const uint64_t rows_seen = num_levels > 0 ? row + 1 : 0;
+      if (rows_seen != length || values != page.values.num_values) {
+        return Corrupt("a page of ", length, " rows has levels of ", rows_seen, " rows and ", values,
+                       " values where it holds ", page.values.num_values);
+      }
+    } else {
+      if (num_levels != length || page.values.num_values != length) {
+        return Corrupt("a page of ", length, " rows without repetition holds ", page.values.num_values, " values");
+      }
+      value_indices = local;
+      if (def) {
+        for (uint64_t r : local) kept_def.push_back((*def)[r]);
+      }
     }
     DecodedPage out;
     LANCE_ASSIGN_OR_RAISE(out.values, TakeBlock(page.values, value_indices, pool_));
@@ -338,7 +346,18 @@ class Assembler {
     if (dim <= 0 || MulOverflows(page_rows, static_cast<uint64_t>(dim), &child_rows)) {
       return Corrupt("fixed-size list field '", field.name, "' of dimension ", dim);
     }
+    // Keeping rows: the child keeps the items of those rows, `dim` per row.
+    std::vector<uint64_t> items;
+    const std::vector<uint64_t>* kept_rows = rows_;
+    if (kept_rows) {
+      items.reserve(kept_rows->size() * static_cast<uint64_t>(dim));
+      for (uint64_t r : *kept_rows) {
+        for (int64_t j = 0; j < dim; ++j) items.push_back(r * static_cast<uint64_t>(dim) + static_cast<uint64_t>(j));
+      }
+      rows_ = &items;
+    }
     auto child = Decode(field.children[0], fsl.value_type(), child_rows);
+    rows_ = kept_rows;
     if (!child.ok()) return AnnotateField(child.status(), field.children[0]);
     if (dim <= 0 || child->array->length() % dim != 0) {
       return Corrupt("fixed-size list field '", field.name, "' has ", child->array->length(),
@@ -360,12 +379,38 @@ class Assembler {
   const std::vector<uint64_t>* rows_;
 };
 
-// Whether the pages of every leaf of `field` count the field's rows (no
-// fixed-size list of structs anywhere in it, whose leaves count items).
-bool RowAligned(const Field& field) {
-  if (IsPackedStruct(field) || IsBlob(field)) return true;
-  if (IsStructFsl(field)) return false;
-  return std::all_of(field.children.begin(), field.children.end(), RowAligned);
+// Appends ItemsPerRow() of `field`, whose rows each span `scale` items of
+// its parent's pages; `in_list` when a list encloses it.
+void CollectItemsPerRow(const Field& field, uint64_t scale, bool in_list, std::vector<uint64_t>* out) {
+  if (IsLeaf(field)) {
+    out->push_back(scale);
+    return;
+  }
+  if (IsStructFsl(field)) {
+    // Inside a list the items of a fixed-size list are not a fixed run of
+    // the top-level rows.
+    const auto colon = field.logical_type.rfind(':');
+    int64_t dim = 0;
+    for (size_t k = colon + 1; k < field.logical_type.size() && dim < (int64_t{1} << 31); ++k) {
+      const char ch = field.logical_type[k];
+      if (ch < '0' || ch > '9') {
+        dim = 0;
+        break;
+      }
+      dim = dim * 10 + (ch - '0');
+    }
+    if (in_list || dim <= 0 || MulOverflows(scale, static_cast<uint64_t>(dim), &scale)) scale = 0;
+  }
+  const bool list = IsList(field) || field.logical_type == "map";
+  for (const auto& child : field.children) CollectItemsPerRow(child, scale, in_list || list, out);
+}
+
+// Whether each row of `field` maps to a fixed run of items in every one of
+// its columns, so that a take can keep just those items of each page.
+bool RowsSelectable(const Field& field) {
+  std::vector<uint64_t> items;
+  CollectItemsPerRow(field, 1, false, &items);
+  return std::all_of(items.begin(), items.end(), [](uint64_t n) { return n > 0; });
 }
 
 }  // namespace
@@ -375,6 +420,12 @@ int NumColumns(const Field& field) {
   int n = 0;
   for (const auto& child : field.children) n += NumColumns(child);
   return n;
+}
+
+std::vector<uint64_t> ItemsPerRow(const Field& field) {
+  std::vector<uint64_t> out;
+  CollectItemsPerRow(field, 1, false, &out);
+  return out;
 }
 
 namespace {
@@ -432,7 +483,7 @@ Result<std::shared_ptr<arrow::Array>> DecodeFieldRows(const Field& field, std::s
       return Status::Invalid("field '", field.name, "': rows to decode must be ascending and below ", num_rows);
     }
   }
-  if (RowAligned(field)) return Decode(field, columns, num_rows, version, pool, blob_reader, &rows);
+  if (RowsSelectable(field)) return Decode(field, columns, num_rows, version, pool, blob_reader, &rows);
   LANCE_ASSIGN_OR_RAISE(auto all, Decode(field, columns, num_rows, version, pool, blob_reader, nullptr));
   arrow::UInt64Builder indices(pool);
   LANCE_RETURN_NOT_OK(indices.AppendValues(rows));

@@ -21,6 +21,13 @@ namespace lance::file::v2_1 {
 /// The number of columns `field` (with its descendants) occupies.
 int NumColumns(const Field& field);
 
+/// For each column of `field` (pre-order of the leaves), how many of its
+/// page rows each row of the field spans: 1, or the product of the
+/// dimensions of the fixed-size lists of structs enclosing the column, whose
+/// pages count items. 0 when a row spans no fixed run (a fixed-size list of
+/// structs inside a list).
+std::vector<uint64_t> ItemsPerRow(const Field& field);
+
 /// Decodes all rows of `field` from its columns, which must be exactly
 /// NumColumns(field) columns in pre-order of the leaves. The result has the
 /// Arrow type of ArrowTypeFromField(field) and `num_rows` rows. Corrupt or
@@ -44,8 +51,9 @@ Result<std::shared_ptr<arrow::Array>> DecodeField(const Field& field, std::span<
 /// < num_rows), in that order. Each decoded page keeps only those rows (their
 /// values and levels) before they are unraveled, converted to Arrow,
 /// dictionary-decoded and validated: a take decodes whole mini-block chunks
-/// but materializes only its rows. Fields inside fixed-size lists of structs
-/// are decoded whole and then taken.
+/// but materializes only its rows (inside fixed-size lists of structs, the
+/// items of those rows). Fields with a fixed-size list of structs inside a
+/// list are decoded whole and then taken.
 Result<std::shared_ptr<arrow::Array>> DecodeFieldRows(const Field& field, std::span<const ColumnData> columns,
                                                       uint64_t num_rows, FileVersion version,
                                                       arrow::MemoryPool* pool, const BlobReader& blob_reader,

@@ -7,6 +7,7 @@
 #include "lance/file/v2_1/bytes.h"
 #include "lance/file/v2_1/compressive.h"
 #include "lance/file/v2_1/page.h"
+#include "lance/file/v2_1/repdef.h"
 #include "lance/util/protobuf.h"
 
 namespace lance::file::v2_1 {
@@ -84,6 +85,7 @@ Result<PageCuts> MiniBlockCuts(const pb21::MiniBlockLayout& layout, const PageIn
   auto chunks = ParseChunkMetadata(AsSpan(metadata), layout.has_large_chunk(), layout.num_items(),
                                    page.buffers[1].size);
   if (!chunks.ok()) return cuts;
+  BufferPtr index_words;
   // Per chunk: the rows that end in it, and whether a row continues into
   // the next chunk (then that boundary is no cut).
   std::vector<uint64_t> chunk_rows;
@@ -99,10 +101,10 @@ Result<PageCuts> MiniBlockCuts(const pb21::MiniBlockLayout& layout, const PageIn
     const uint64_t stride = 8 * (uint64_t{depth} + 1);
     uint64_t need;
     if (MulOverflows(chunks->size(), stride, &need) || need != index.size) return cuts;
-    LANCE_ASSIGN_OR_RAISE(BufferPtr words, ReadWhole(read, index));
+    LANCE_ASSIGN_OR_RAISE(index_words, ReadWhole(read, index));
     for (size_t c = 0; c < chunks->size(); ++c) {
-      chunk_rows.push_back(LoadLE<uint64_t>(words->data() + c * stride));
-      continues.push_back(LoadLE<uint64_t>(words->data() + c * stride + 8) != 0);
+      chunk_rows.push_back(LoadLE<uint64_t>(index_words->data() + c * stride));
+      continues.push_back(LoadLE<uint64_t>(index_words->data() + c * stride + 8) != 0);
     }
   }
   cuts.starts.push_back(0);
@@ -119,10 +121,16 @@ Result<PageCuts> MiniBlockCuts(const pb21::MiniBlockLayout& layout, const PageIn
   if (row != page.length || cuts.starts.back() != page.length || cuts.cut_chunks.back() != chunks->size()) {
     return PageCuts{};
   }
+  const size_t plain_end = page.buffers.size() - (depth > 0 ? 1 : 0);
+  for (size_t b = 2; b < plain_end; ++b) {
+    LANCE_ASSIGN_OR_RAISE(BufferPtr whole, ReadWhole(read, page.buffers[b]));
+    cuts.whole_buffers.push_back(std::move(whole));
+  }
   cuts.kind = PageCuts::Kind::kChunks;
   cuts.repeated = has_rep;
   cuts.chunks = std::move(*chunks);
   cuts.metadata = std::move(metadata);
+  cuts.repetition_index = std::move(index_words);
   return cuts;
 }
 
@@ -155,15 +163,79 @@ Result<PageCuts> FullZipCuts(const pb21::FullZipLayout& layout, const PageInfo& 
   return cuts;
 }
 
-PageCuts ConstantCuts(const pb21::ConstantLayout& layout, const PageInfo& page) {
+// Levels of a constant page: raw u16 words, or compressed as the layout says.
+Result<std::vector<uint16_t>> ConstantLevels(const BufferPtr& bytes, const pb21::CompressiveEncoding* compression,
+                                             uint64_t declared) {
+  if (compression) {
+    if (declared > kMaxDecodedElements) return Corrupt("constant page levels of ", declared, " values");
+    LANCE_ASSIGN_OR_RAISE(DataBlock block,
+                          DecompressBlock(*compression, bytes, declared, arrow::default_memory_pool()));
+    return LevelsFromBlock(block, declared);
+  }
+  if (bytes->size() % 2 != 0) return Corrupt("constant page levels of ", bytes->size(), " bytes (odd)");
+  std::vector<uint16_t> levels(static_cast<size_t>(bytes->size()) / 2);
+  for (size_t i = 0; i < levels.size(); ++i) levels[i] = LoadLE<uint16_t>(bytes->data() + 2 * i);
+  return levels;
+}
+
+Result<PageCuts> ConstantCuts(const pb21::ConstantLayout& layout, const PageInfo& page, const BlobReader& read) {
   PageCuts cuts;
   const size_t n = page.buffers.size();
   // Without level buffers every row is the same value (or null).
   const bool no_levels = layout.has_inline_value() ? n == 0 : n <= 1;
-  if (no_levels && layout.num_rep_values() == 0 && layout.num_def_values() == 0) {
-    cuts.kind = PageCuts::Kind::kEveryRow;
+  if (no_levels) {
+    if (layout.num_rep_values() == 0 && layout.num_def_values() == 0) cuts.kind = PageCuts::Kind::kEveryRow;
+    return cuts;
   }
+  // With levels (buffers [scalar,] rep, def): any row is a cut once the
+  // levels say where each row's levels are. They cannot be read in part
+  // (compressed, or rows of varying level counts), so they are read and
+  // decoded once here, as pylance caches them.
+  if (n != 2 && n != 3) return cuts;
+  if (layout.has_inline_value() && n != 2) return cuts;
+  const size_t first_level = n - 2;
+  for (size_t b = 0; b < first_level; ++b) {
+    LANCE_ASSIGN_OR_RAISE(BufferPtr whole, ReadWhole(read, page.buffers[b]));
+    cuts.whole_buffers.push_back(std::move(whole));
+  }
+  LANCE_ASSIGN_OR_RAISE(BufferPtr rep_bytes, ReadWhole(read, page.buffers[first_level]));
+  LANCE_ASSIGN_OR_RAISE(BufferPtr def_bytes, ReadWhole(read, page.buffers[first_level + 1]));
+  auto layers = LayersFromProto(layout.layers().data(), layout.layers_size());
+  if (!layers.ok()) return PageCuts{};
+  if (rep_bytes->size() > 0) {
+    auto rep = ConstantLevels(rep_bytes, layout.has_rep_compression() ? &layout.rep_compression() : nullptr,
+                              layout.num_rep_values());
+    if (!rep.ok()) return PageCuts{};
+    cuts.rep_levels = std::move(*rep);
+  }
+  if (def_bytes->size() > 0) {
+    auto def = ConstantLevels(def_bytes, layout.has_def_compression() ? &layout.def_compression() : nullptr,
+                              layout.num_def_values());
+    if (!def.ok()) return PageCuts{};
+    cuts.def_levels = std::move(*def);
+  }
+  if (rep_bytes->size() > 0) {
+    if (!cuts.def_levels.empty() && cuts.def_levels.size() != cuts.rep_levels.size()) return PageCuts{};
+    const uint16_t max_rep = MaxRep(*layers);
+    for (size_t i = 0; i < cuts.rep_levels.size(); ++i) {
+      if (cuts.rep_levels[i] == max_rep) cuts.row_levels.push_back(i);
+    }
+    if (cuts.row_levels.size() != page.length || (page.length > 0 && cuts.row_levels[0] != 0)) return PageCuts{};
+    cuts.row_levels.push_back(cuts.rep_levels.size());
+  } else if (cuts.def_levels.size() != page.length) {
+    return PageCuts{};
+  }
+  cuts.kind = PageCuts::Kind::kEveryRow;
+  cuts.constant_levels = true;
   return cuts;
+}
+
+// Levels [begin, end) of `levels` as raw u16 words appended to `out`.
+void AppendLevels(const std::vector<uint16_t>& levels, uint64_t begin, uint64_t end, std::vector<uint8_t>* out) {
+  for (uint64_t i = begin; i < end; ++i) {
+    out->push_back(static_cast<uint8_t>(levels[i] & 0xFF));
+    out->push_back(static_cast<uint8_t>(levels[i] >> 8));
+  }
 }
 
 }  // namespace
@@ -209,7 +281,7 @@ Result<PageCuts> AnalyzePageCuts(const PageInfo& page, const BlobReader& read) {
     case pb21::PageLayout::kFullZipLayout:
       return FullZipCuts(layout.full_zip_layout(), page);
     case pb21::PageLayout::kConstantLayout:
-      return ConstantCuts(layout.constant_layout(), page);
+      return ConstantCuts(layout.constant_layout(), page, read);
     default:
       break;
   }
@@ -302,6 +374,29 @@ Result<PageData> LoadPageRowRanges(const PageInfo& page, const PageCuts& cuts,
     }
     case pb21::PageLayout::kConstantLayout: {
       if (cuts.kind != PageCuts::Kind::kEveryRow) break;
+      if (cuts.constant_levels) {
+        // The scalar (if not inline) and the levels of the rows asked for,
+        // as raw u16 words.
+        auto* constant = layout.mutable_constant_layout();
+        const bool has_rep = !cuts.row_levels.empty();
+        std::vector<uint8_t> rep_bytes, def_bytes;
+        for (const auto& [begin, end] : ranges) {
+          const uint64_t a = has_rep ? cuts.row_levels[begin] : begin;
+          const uint64_t b = has_rep ? cuts.row_levels[end] : end;
+          if (has_rep) AppendLevels(cuts.rep_levels, a, b, &rep_bytes);
+          if (!cuts.def_levels.empty()) AppendLevels(cuts.def_levels, a, b, &def_bytes);
+        }
+        for (const auto& whole : cuts.whole_buffers) out.buffers.push_back(whole);
+        for (auto* bytes : {&rep_bytes, &def_bytes}) {
+          out.buffers.push_back(arrow::Buffer::FromVector(std::move(*bytes)));
+        }
+        constant->clear_rep_compression();
+        constant->clear_def_compression();
+        constant->set_num_rep_values(out.buffers[out.buffers.size() - 2]->size() / 2);
+        constant->set_num_def_values(out.buffers.back()->size() / 2);
+        out.encoding = layout.SerializeAsString();
+        return out;
+      }
       for (const auto& r : page.buffers) {
         LANCE_ASSIGN_OR_RAISE(auto b, ReadWhole(read, r));
         out.buffers.push_back(std::move(b));
@@ -357,16 +452,27 @@ Result<PageData> LoadPageRowRanges(const PageInfo& page, const PageCuts& cuts,
       LANCE_ASSIGN_OR_RAISE(auto data, ReadSpans(read, page.buffers[1], data_spans, "mini-block chunks"));
       out.buffers.push_back(std::move(data));
       const size_t plain_end = page.buffers.size() - (has_index ? 1 : 0);
-      for (size_t b = 2; b < plain_end; ++b) {
-        LANCE_ASSIGN_OR_RAISE(auto buffer, ReadWhole(read, page.buffers[b]));
-        out.buffers.push_back(std::move(buffer));
-      }
+      if (cuts.whole_buffers.size() != plain_end - 2) break;
+      for (const auto& whole : cuts.whole_buffers) out.buffers.push_back(whole);
       if (has_index) {
         // The repetition index words of the chunks kept (the decoder does
         // not use them, but the page must have the buffer).
-        LANCE_ASSIGN_OR_RAISE(auto index,
-                              ReadSpans(read, page.buffers.back(), index_spans, "mini-block repetition index"));
-        out.buffers.push_back(std::move(index));
+        if (!cuts.repetition_index) break;
+        const uint64_t index_size = static_cast<uint64_t>(cuts.repetition_index->size());
+        std::vector<BufferPtr> index_parts;
+        for (const auto& [offset, size] : index_spans) {
+          if (offset > index_size || size > index_size - offset) {
+            return Corrupt("mini-block repetition index of ", index_size, " bytes");
+          }
+          index_parts.push_back(arrow::SliceBuffer(cuts.repetition_index, static_cast<int64_t>(offset),
+                                                   static_cast<int64_t>(size)));
+        }
+        if (index_parts.size() == 1) {
+          out.buffers.push_back(index_parts[0]);
+        } else {
+          LANCE_ASSIGN_OR_RAISE(auto index, arrow::ConcatenateBuffers(index_parts));
+          out.buffers.push_back(std::move(index));
+        }
       }
       mb->set_num_items(items);
       out.encoding = layout.SerializeAsString();

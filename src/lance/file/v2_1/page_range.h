@@ -43,8 +43,18 @@ struct PageCuts {
   /// kChunks: whether the cuts come from a repetition index.
   bool repeated = false;
   std::vector<ChunkInfo> chunks;
-  /// kChunks: the page's chunk metadata buffer.
+  /// kChunks: the page's chunk metadata buffer, and the buffers every part
+  /// of the page carries whole (the dictionary, if any) and its repetition
+  /// index (if any): read once with the cuts, not again for each part.
   std::shared_ptr<arrow::Buffer> metadata;
+  std::vector<std::shared_ptr<arrow::Buffer>> whole_buffers;
+  std::shared_ptr<arrow::Buffer> repetition_index;
+  /// kEveryRow constant pages with levels: their levels, decoded once, and
+  /// with repetition the first level of each row (rows + 1 entries). A part
+  /// of the page is the scalar with the levels of its rows.
+  bool constant_levels = false;
+  std::vector<uint16_t> rep_levels, def_levels;
+  std::vector<uint64_t> row_levels;
 
   /// The largest cut <= row, and the smallest cut >= row (row <= length).
   uint64_t Down(uint64_t row) const;
