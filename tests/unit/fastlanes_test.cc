@@ -172,6 +172,35 @@ TEST(FastLanesTest, RoundTripEveryWidth) {
   RoundTripAllWidths<uint64_t>();
 }
 
+// One value unpacked alone equals that value of the whole block, at every
+// width and position.
+template <typename T>
+void UnpackOneMatchesBlock() {
+  std::mt19937_64 rng(7 + sizeof(T));
+  for (unsigned width = 0; width <= sizeof(T) * 8; ++width) {
+    SCOPED_TRACE(width);
+    const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+    std::vector<T> values(1024);
+    for (auto& v : values) v = static_cast<T>(rng() & mask);
+    const std::vector<uint8_t> packed = Pack<T>(values, width);
+    for (size_t i = 0; i < 1024; ++i) {
+      T one = 0;
+      ASSERT_TRUE(FastLanesUnpackOne<T>(packed, width, i, &one).ok());
+      ASSERT_EQ(one, values[i]) << "value " << i;
+    }
+  }
+  T one = 0;
+  EXPECT_FALSE(FastLanesUnpackOne<T>(std::vector<uint8_t>(10), 3, 0, &one).ok()) << "short block";
+  EXPECT_FALSE(FastLanesUnpackOne<T>(std::vector<uint8_t>(1024), 1, 1024, &one).ok()) << "index past the block";
+}
+
+TEST(FastLanesTest, UnpackOneMatchesBlock) {
+  UnpackOneMatchesBlock<uint8_t>();
+  UnpackOneMatchesBlock<uint16_t>();
+  UnpackOneMatchesBlock<uint32_t>();
+  UnpackOneMatchesBlock<uint64_t>();
+}
+
 TEST(FastLanesTest, WidthZero) {
   std::vector<uint64_t> zeros(1024, 0);
   std::vector<uint8_t> none;

@@ -157,6 +157,50 @@ Status FastLanesPack(std::span<const T> in, unsigned bit_width, std::span<uint8_
   return Status::OK();
 }
 
+template <typename T>
+Status FastLanesUnpackOne(std::span<const uint8_t> packed, unsigned bit_width, size_t index, T* out) {
+  static_assert(std::is_unsigned_v<T>, "FastLanes works on unsigned words");
+  constexpr unsigned kBits = std::numeric_limits<T>::digits;
+  constexpr size_t kLanes = kFastLanesValues / kBits;
+  LANCE_RETURN_NOT_OK(CheckWidth<T>(bit_width));
+  const size_t need = FastLanesPackedBytes(bit_width);
+  if (packed.size() < need) {
+    return Status::Invalid("FastLanes: ", bit_width, "-bit block needs ", need, " bytes, have ", packed.size());
+  }
+  if (index >= kFastLanesValues) return Status::Invalid("FastLanes: value ", index, " of a 1024-value block");
+  if (bit_width == 0) {
+    *out = T{0};
+    return Status::OK();
+  }
+  // Inverts Transposed(): index = kOrder[row / 8] * 16 + (row % 8) * 128 + lane.
+  const size_t rest = index % 128;
+  size_t row = kBits, lane = 0;
+  for (size_t g = 0; g < kBits / 8; ++g) {
+    const size_t base = kOrder[g] * 16;
+    if (rest >= base && rest < base + kLanes) {
+      row = g * 8 + index / 128;
+      lane = rest - base;
+      break;
+    }
+  }
+  if (row >= kBits) return Status::Invalid("FastLanes: no position for value ", index);
+  const T mask = LowMask<T>(bit_width);
+  const uint8_t* base = packed.data();
+  auto word = [&](size_t i) { return LoadWord<T>(base + i * sizeof(T)); };
+  const size_t bit = row * bit_width;
+  const size_t k = bit / kBits;
+  const unsigned shift = static_cast<unsigned>(bit % kBits);
+  T v = static_cast<T>(word(k * kLanes + lane) >> shift);
+  if (shift + bit_width > kBits) v = static_cast<T>(v | static_cast<T>(word((k + 1) * kLanes + lane) << (kBits - shift)));
+  *out = static_cast<T>(v & mask);
+  return Status::OK();
+}
+
+template Status FastLanesUnpackOne<uint8_t>(std::span<const uint8_t>, unsigned, size_t, uint8_t*);
+template Status FastLanesUnpackOne<uint16_t>(std::span<const uint8_t>, unsigned, size_t, uint16_t*);
+template Status FastLanesUnpackOne<uint32_t>(std::span<const uint8_t>, unsigned, size_t, uint32_t*);
+template Status FastLanesUnpackOne<uint64_t>(std::span<const uint8_t>, unsigned, size_t, uint64_t*);
+
 template Status FastLanesUnpack<uint8_t>(std::span<const uint8_t>, unsigned, std::span<uint8_t>);
 template Status FastLanesUnpack<uint16_t>(std::span<const uint8_t>, unsigned, std::span<uint16_t>);
 template Status FastLanesUnpack<uint32_t>(std::span<const uint8_t>, unsigned, std::span<uint32_t>);

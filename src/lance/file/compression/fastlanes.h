@@ -22,6 +22,12 @@ constexpr size_t FastLanesPackedBytes(unsigned bit_width) { return kFastLanesVal
 template <typename T>
 Status FastLanesUnpack(std::span<const uint8_t> packed, unsigned bit_width, std::span<T> out);
 
+/// The value at `index` (< 1024) of a block packed as FastLanesUnpack reads
+/// it, without unpacking the others: a take of a few rows of a block. Same
+/// checks as FastLanesUnpack.
+template <typename T>
+Status FastLanesUnpackOne(std::span<const uint8_t> packed, unsigned bit_width, size_t index, T* out);
+
 /// Packs 1024 values (each must fit in bit_width bits) into
 /// FastLanesPackedBytes(bit_width) bytes of `out`.
 template <typename T>

@@ -63,7 +63,46 @@ Result<DataBlock> InlineBitpackingImpl(ByteSpan data, uint64_t num_values, bool 
   return DataBlock::FixedWidth(sizeof(T) * 8, num_values, std::move(out));
 }
 
+template <typename T>
+Result<DataBlock> InlineBitpackingRowsImpl(ByteSpan data, uint64_t num_values, const std::vector<uint64_t>& rows,
+                                           arrow::MemoryPool* pool) {
+  constexpr uint64_t kBits = sizeof(T) * 8;
+  if (num_values > kFastLanesChunk) {
+    return Corrupt("an inline bitpacking chunk holds ", num_values, " values (at most 1024)");
+  }
+  LANCE_ASSIGN_OR_RAISE(T header, ReadLE<T>(data, 0, "inline bitpacking chunk header"));
+  const uint64_t bit_width = static_cast<uint64_t>(header);
+  if (bit_width > kBits) {
+    return Corrupt("inline bitpacking bit width ", bit_width, " exceeds the ", kBits, "-bit values");
+  }
+  const uint64_t body = comp::FastLanesPackedBytes(static_cast<unsigned>(bit_width));
+  LANCE_ASSIGN_OR_RAISE(ByteSpan packed, SubSpan(data, sizeof(T), body, "inline bitpacking chunk"));
+  if (num_values > 0 && sizeof(T) + body != data.size()) {
+    return Corrupt("inline bitpacking chunk of ", data.size(), " bytes holds ", sizeof(T) + body,
+                   " bytes of packed values");
+  }
+  LANCE_ASSIGN_OR_RAISE(auto out, AllocateZeroed(rows.size() * sizeof(T), pool));
+  T* dst = reinterpret_cast<T*>(out->mutable_data());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] >= num_values) return Corrupt("value ", rows[i], " of an inline bitpacking chunk of ", num_values);
+    LANCE_RETURN_NOT_OK(comp::FastLanesUnpackOne<T>(packed, static_cast<unsigned>(bit_width), rows[i], dst + i));
+  }
+  return DataBlock::FixedWidth(kBits, rows.size(), std::move(out));
+}
+
 }  // namespace
+
+Result<DataBlock> UnpackInlineBitpackingRows(uint64_t bits, ByteSpan data, uint64_t num_values,
+                                             const std::vector<uint64_t>& rows, arrow::MemoryPool* pool) {
+  switch (bits) {
+    case 8: return InlineBitpackingRowsImpl<uint8_t>(data, num_values, rows, pool);
+    case 16: return InlineBitpackingRowsImpl<uint16_t>(data, num_values, rows, pool);
+    case 32: return InlineBitpackingRowsImpl<uint32_t>(data, num_values, rows, pool);
+    case 64: return InlineBitpackingRowsImpl<uint64_t>(data, num_values, rows, pool);
+    default:
+      return Status::NotImplemented("inline bitpacking of ", bits, "-bit values");
+  }
+}
 
 Result<DataBlock> UnpackInlineBitpacking(uint64_t bits, ByteSpan data, uint64_t num_values, bool single_chunk,
                                    arrow::MemoryPool* pool) {

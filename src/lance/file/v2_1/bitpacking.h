@@ -18,6 +18,12 @@ namespace lance::file::v2_1 {
 Result<DataBlock> UnpackInlineBitpacking(uint64_t bits, ByteSpan data, uint64_t num_values, bool single_chunk,
                                          arrow::MemoryPool* pool);
 
+/// The values at `rows` (each < num_values, any order, repeats allowed) of
+/// one inline-bitpacked mini-block chunk of `num_values` values, unpacking
+/// only those: a take keeps a few values of each chunk it reads.
+Result<DataBlock> UnpackInlineBitpackingRows(uint64_t bits, ByteSpan data, uint64_t num_values,
+                                             const std::vector<uint64_t>& rows, arrow::MemoryPool* pool);
+
 /// Unpacks `num_values` out-of-line bitpacked values.
 Result<DataBlock> UnpackOutOfLineBitpacking(const lance::pb::encodings21::OutOfLineBitpacking& desc, ByteSpan data,
                                             uint64_t num_values, arrow::MemoryPool* pool);

@@ -2,8 +2,12 @@
 
 #include <vector>
 
+#include "lance/file/v2_1/bitpacking.h"
+#include "lance/file/v2_1/buffer_compression.h"
 #include "lance/file/v2_1/bytes.h"
 #include "lance/file/v2_1/compressive.h"
+#include "lance/file/v2_1/data_block.h"
+#include "lance/file/v2_1/variable.h"
 
 namespace lance::file::v2_1 {
 
@@ -67,6 +71,45 @@ Result<std::vector<uint16_t>> DecodeChunkLevels(const pb21::CompressiveEncoding&
                                                 uint64_t count, arrow::MemoryPool* pool) {
   LANCE_ASSIGN_OR_RAISE(DataBlock block, DecompressBlock(encoding, bytes, count, pool));
   return LevelsFromBlock(block, count);
+}
+
+// The values at `rows` (relative to the chunk, ascending, repeats allowed)
+// of one chunk. FSST strings expand independently of each other, so only the
+// kept ones are expanded; under general compression (zstd, lz4) the chunk's
+// buffer is decompressed whole, and other encodings decode the chunk and keep
+// the rows (a chunk is at most a few KiB and its buffers are one unit).
+Result<DataBlock> DecompressChunkRows(const pb21::CompressiveEncoding& encoding, std::vector<BufferPtr> buffers,
+                                      uint64_t num_values, const std::vector<uint64_t>& rows,
+                                      arrow::MemoryPool* pool) {
+  using Case = pb21::CompressiveEncoding::CompressionCase;
+  switch (encoding.compression_case()) {
+    case Case::kFsst: {
+      if (!encoding.fsst().has_values()) return Corrupt("fsst encoding without values");
+      LANCE_ASSIGN_OR_RAISE(DataBlock compressed, DecompressChunkRows(encoding.fsst().values(), std::move(buffers),
+                                                                      num_values, rows, pool));
+      return DecodeFsst(encoding.fsst().symbol_table(), compressed, pool);
+    }
+    case Case::kInlineBitpacking: {
+      // Each value of a FastLanes block unpacks on its own.
+      const auto& bitpacking = encoding.inline_bitpacking();
+      if (bitpacking.has_values() || buffers.size() != 1) break;
+      return UnpackInlineBitpackingRows(bitpacking.uncompressed_bits_per_value(), AsSpan(buffers[0]), num_values,
+                                        rows, pool);
+    }
+    case Case::kGeneral: {
+      const auto& general = encoding.general();
+      if (!general.has_compression() || !general.has_values()) {
+        return Corrupt("general encoding without compression or values");
+      }
+      if (buffers.empty()) return Corrupt("general chunk without buffers");
+      LANCE_ASSIGN_OR_RAISE(buffers[0], DecompressBuffer(general.compression(), buffers[0], pool));
+      return DecompressChunkRows(general.values(), std::move(buffers), num_values, rows, pool);
+    }
+    default:
+      break;
+  }
+  LANCE_ASSIGN_OR_RAISE(DataBlock all, DecompressMiniBlock(encoding, std::move(buffers), num_values, pool));
+  return TakeBlock(all, rows, pool);
 }
 
 }  // namespace
@@ -165,12 +208,11 @@ Result<DecodedPage> DecodeMiniBlockPage(const pb21::MiniBlockLayout& layout, con
       buffers.push_back(std::move(b));
       pos = PadTo(pos + size, kMiniBlockAlignment);
     }
-    auto chunk_values = DecompressMiniBlock(layout.value_compression(), std::move(buffers), chunk.num_values, pool);
+    auto chunk_values =
+        keep ? DecompressChunkRows(layout.value_compression(), std::move(buffers), chunk.num_values, local, pool)
+             : DecompressMiniBlock(layout.value_compression(), std::move(buffers), chunk.num_values, pool);
     if (!chunk_values.ok()) {
       return chunk_values.status().WithMessage("mini-block chunk ", c, ": ", chunk_values.status().message());
-    }
-    if (keep) {
-      LANCE_ASSIGN_OR_RAISE(*chunk_values, TakeBlock(*chunk_values, local, pool));
     }
     values.push_back(std::move(*chunk_values));
 
