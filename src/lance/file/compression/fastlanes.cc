@@ -96,17 +96,25 @@ Status FastLanesUnpack(std::span<const uint8_t> packed, unsigned bit_width, std:
   const T mask = LowMask<T>(bit_width);
   const uint8_t* base = packed.data();
   auto word = [&](size_t index) { return LoadWord<T>(base + index * sizeof(T)); };
-  for (size_t lane = 0; lane < kLanes; ++lane) {
-    for (size_t row = 0; row < kBits; ++row) {
-      const size_t bit = row * bit_width;
-      const size_t k = bit / kBits;
-      const unsigned shift = static_cast<unsigned>(bit % kBits);
-      T v = static_cast<T>(word(k * kLanes + lane) >> shift);
-      if (shift + bit_width > kBits) {
-        // The value continues in the lane's next word (k + 1 < bit_width here).
-        v = static_cast<T>(v | static_cast<T>(word((k + 1) * kLanes + lane) << (kBits - shift)));
+  // Row by row: a row's shift is the same in every lane, and its lanes are
+  // contiguous both in the packed words and in the output, so the inner
+  // loop is a plain vectorizable pass.
+  for (size_t row = 0; row < kBits; ++row) {
+    const size_t bit = row * bit_width;
+    const size_t k = bit / kBits;
+    const unsigned shift = static_cast<unsigned>(bit % kBits);
+    T* dst = out.data() + Transposed(row, 0);
+    if (shift + bit_width > kBits) {
+      // The values continue in the lanes' next words (k + 1 < bit_width here).
+      for (size_t lane = 0; lane < kLanes; ++lane) {
+        const T lo = static_cast<T>(word(k * kLanes + lane) >> shift);
+        const T hi = static_cast<T>(word((k + 1) * kLanes + lane) << (kBits - shift));
+        dst[lane] = static_cast<T>((lo | hi) & mask);
       }
-      out[Transposed(row, lane)] = static_cast<T>(v & mask);
+    } else {
+      for (size_t lane = 0; lane < kLanes; ++lane) {
+        dst[lane] = static_cast<T>(static_cast<T>(word(k * kLanes + lane) >> shift) & mask);
+      }
     }
   }
   return Status::OK();
