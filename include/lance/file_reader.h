@@ -74,9 +74,11 @@ class FileReader {
 
   /// Rows [offset, offset + count). For 2.1+ files only the bytes holding
   /// those rows are read and decoded: whole pages, or for the layouts that
-  /// allow it (fixed-width full-zip rows, mini-block chunks, constant pages)
-  /// the part of a page that holds them. 2.0 files, whose list pages do not
-  /// align with rows, decode whole fields.
+  /// allow it (full-zip rows, mini-block chunks, constant pages, also inside
+  /// fixed-size lists of structs) the part of a page that holds them; of a
+  /// mini-block chunk only the kept values are expanded where the encoding
+  /// allows (FSST strings, bit-packed integers). 2.0 files, whose list pages
+  /// do not align with rows, decode whole fields.
   Result<std::shared_ptr<arrow::Table>> ReadRange(const std::vector<std::string>& columns, uint64_t offset,
                                                   uint64_t count) const;
 

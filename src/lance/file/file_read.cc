@@ -2,9 +2,12 @@
 // decoder of the file's version. In 2.1+ files every page of a column is an
 // independent unit covering a run of rows, so a range or a take decodes only
 // the pages that hold its rows — and of the pages whose layout allows it
-// (v2_1/page_range.h: full-zip fixed-width values, mini-block chunks,
-// constant pages) only the part that holds them. 2.0 takes read each value's
-// bytes through v2_0/take.h.
+// (v2_1/page_range.h: full-zip rows, mini-block chunks, constant pages with
+// or without levels) only the part that holds them. Columns inside
+// fixed-size lists of structs count items, a fixed number per row, and are
+// cut at the items of row boundaries. Where pages can be cut is found once
+// per FileReader (page_cuts_cache.h). 2.0 takes read each value's bytes
+// through v2_0/take.h.
 #include <algorithm>
 #include <map>
 
