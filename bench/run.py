@@ -6,7 +6,7 @@ pinned pylance on the same datasets in the same run, reported as ratios.
 Ratios > 1 mean lance-cpp is faster (scan rows/s) or quicker (take latency).
 Scans report the best of --repeat runs; takes the median of --take-repeat takes of
 fresh random rows (the same rows on both sides) after one untimed warm-up,
-with the dataset's files in the OS page cache.
+with the pages of those rows in the OS page cache for both sides.
 Numbers are measurements, never assertions."""
 from __future__ import annotations
 
@@ -62,16 +62,6 @@ def median_time(fn, inputs: list) -> float:
     return statistics.median(times)
 
 
-def warm_page_cache(root: Path) -> None:
-    """Reads every file under root once: the side that ran first would
-    otherwise pay the cold reads of the random rows both sides take."""
-    for p in root.rglob("*"):
-        if p.is_file():
-            with open(p, "rb") as f:
-                while f.read(1 << 24):
-                    pass
-
-
 def run_cpp(binary: Path, args: list[str]) -> list[dict]:
     proc = subprocess.run([str(binary)] + args, capture_output=True, text=True, check=True)
     return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
@@ -114,11 +104,16 @@ def main() -> int:
             # repeat (the same sets, in the same order, on both sides), one
             # untimed warm-up take first on each side (thread pools, first
             # touch of memory, pylance's file-metadata cache), then the
-            # median of the timed takes.
-            warm_page_cache(uri)
+            # median of the timed takes. Before either side is timed, every
+            # set is taken once untimed, so the pages of those rows are in
+            # the OS page cache for both: on a shared machine the cache
+            # does not hold the whole dataset, and whichever side ran first
+            # would otherwise pay the cold reads.
             rng = np.random.default_rng(1)
             for n in (1, 100, 10_000):
                 sets = [rng.integers(0, args.rows, n).tolist() for _ in range(args.take_repeat + 1)]
+                for s in sets:
+                    ds.take(s)
                 f = tmp / f"idx-{n}.txt"
                 f.write_text("\n".join(" ".join(map(str, s)) for s in sets) + "\n")
                 cpp = run_cpp(binary, ["take", str(uri), "--indices-file", str(f)])
