@@ -6,6 +6,7 @@
 //   lance-bench take URI --indices-file F [--columns a,b] [--repeat N]
 //       F holds one take per line (row indices separated by blanks); each
 //       line is timed once, in order. A file of one line is taken N times.
+//       F = "-": takes read from stdin line by line, each reported when done.
 //   lance-bench write URI --input F.arrow [--version V]      (input read first, untimed)
 //   lance-bench delete URI --where PRED
 //   lance-bench update URI --set COL=EXPR --where PRED
@@ -149,6 +150,23 @@ int main(int argc, char** argv) {
   auto ds = lance::Dataset::Open(uri);
   if (!ds.ok()) return Fail(ds.status());
   std::vector<std::vector<uint64_t>> takes;
+  if (mode == "take" && indices_file == "-") {
+    // Interactive: one take per line of stdin, its timing printed as soon as
+    // it is done, so a driver can alternate with another implementation.
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      std::istringstream words(line);
+      std::vector<uint64_t> indices;
+      uint64_t v;
+      while (words >> v) indices.push_back(v);
+      const auto start = std::chrono::steady_clock::now();
+      auto table = lance::Take(*ds, indices, columns);
+      if (!table.ok()) return Fail(table.status());
+      Report(mode, (*table)->num_rows(),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    return 0;
+  }
   if (mode == "take") {
     std::ifstream in(indices_file);
     if (!in) return Fail(lance::Status::IOError("cannot read ", indices_file));

@@ -5,8 +5,8 @@ pinned pylance on the same datasets in the same run, reported as ratios.
 
 Ratios > 1 mean lance-cpp is faster (scan rows/s) or quicker (take latency).
 Scans report the best of --repeat runs; takes the median of --take-repeat takes of
-fresh random rows (the same rows on both sides) after one untimed warm-up,
-with the pages of those rows in the OS page cache for both sides.
+fresh random rows (the same rows on both sides, taken alternately) after one
+untimed warm-up, with the pages of those rows in the OS page cache for both.
 Numbers are measurements, never assertions."""
 from __future__ import annotations
 
@@ -51,15 +51,14 @@ def time_it(fn, repeat: int) -> float:
     return best
 
 
-def median_time(fn, inputs: list) -> float:
-    """Median seconds of fn(x) over inputs[1:]; inputs[0] is an untimed warm-up."""
-    fn(inputs[0])
-    times = []
-    for x in inputs[1:]:
-        t = time.perf_counter()
-        fn(x)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+def cpp_take(proc: subprocess.Popen, rows: list[int]) -> float:
+    """Seconds lance-bench (interactive take mode) took for one take."""
+    proc.stdin.write(" ".join(map(str, rows)) + "\n")
+    proc.stdin.flush()
+    line = proc.stdout.readline()
+    if not line:
+        raise RuntimeError(f"lance-bench take stopped (exit code {proc.wait()})")
+    return json.loads(line)["seconds"]
 
 
 def run_cpp(binary: Path, args: list[str]) -> list[dict]:
@@ -101,26 +100,36 @@ def main() -> int:
             print(f"{version:8} {'scan peak RSS MiB':24} {max(r['peak_rss_kib'] for r in cpp) / 1024:12.0f} "
                   f"{'-':>12} {'':>8}")
             # Takes of 1, 100, 10k random rows: a fresh set of rows per
-            # repeat (the same sets, in the same order, on both sides), one
-            # untimed warm-up take first on each side (thread pools, first
-            # touch of memory, pylance's file-metadata cache), then the
-            # median of the timed takes. Before either side is timed, every
-            # set is taken once untimed, so the pages of those rows are in
-            # the OS page cache for both: on a shared machine the cache
-            # does not hold the whole dataset, and whichever side ran first
-            # would otherwise pay the cold reads.
+            # repeat, the same sets on both sides, taken alternately (ours,
+            # then pylance's, set by set) so that both see the same moments
+            # of a shared machine's load. Before that every set is taken
+            # once untimed, so the pages of those rows are in the OS page
+            # cache for both (the cache does not hold a whole 3 GiB dataset
+            # on a shared machine; the side first to touch a row would pay
+            # its cold read). The first set is an untimed warm-up on each
+            # side (thread pools, first touch of memory, pylance's metadata
+            # cache); the median of the rest is reported.
             rng = np.random.default_rng(1)
-            for n in (1, 100, 10_000):
-                sets = [rng.integers(0, args.rows, n).tolist() for _ in range(args.take_repeat + 1)]
-                for s in sets:
-                    ds.take(s)
-                f = tmp / f"idx-{n}.txt"
-                f.write_text("\n".join(" ".join(map(str, s)) for s in sets) + "\n")
-                cpp = run_cpp(binary, ["take", str(uri), "--indices-file", str(f)])
-                cpp_s = statistics.median(r["seconds"] for r in cpp[1:])
-                py_s = median_time(lambda s: ds.take(s), sets)
-                print(f"{version:8} {f'take {n} rows (ms)':24} {cpp_s * 1e3:12.2f} {py_s * 1e3:12.2f} "
-                      f"{py_s / cpp_s:8.2f}", flush=True)
+            cpp_proc = subprocess.Popen([str(binary), "take", str(uri), "--indices-file", "-"],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            try:
+                for n in (1, 100, 10_000):
+                    sets = [rng.integers(0, args.rows, n).tolist() for _ in range(args.take_repeat + 1)]
+                    for s in sets:
+                        ds.take(s)
+                    cpp_times, py_times = [], []
+                    for s in sets:
+                        cpp_times.append(cpp_take(cpp_proc, s))
+                        t = time.perf_counter()
+                        ds.take(s)
+                        py_times.append(time.perf_counter() - t)
+                    cpp_s = statistics.median(cpp_times[1:])
+                    py_s = statistics.median(py_times[1:])
+                    print(f"{version:8} {f'take {n} rows (ms)':24} {cpp_s * 1e3:12.2f} {py_s * 1e3:12.2f} "
+                          f"{py_s / cpp_s:8.2f}", flush=True)
+            finally:
+                cpp_proc.stdin.close()
+                cpp_proc.wait()
             # Each version's copy is ~3 GiB at 1M rows: gone before the next.
             del ds
             shutil.rmtree(uri, ignore_errors=True)
