@@ -17,6 +17,8 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "lance/ops/blob_v2_input.h"
+#include "lance/ops/blob_v2_values.h"
 #include "lance/ops/row_rewrite.h"
 #include "lance/row_ops.h"
 #include "lance/scanner.h"
@@ -224,16 +226,18 @@ Result<std::shared_ptr<arrow::Schema>> SourceColumns(const arrow::Schema& source
   return arrow::schema(std::move(fields));
 }
 
-// The whole source, conformed to `columns`, as one batch.
+// The whole source, conformed to `columns`, as one batch; blob v2 columns
+// (binary or pylance's blob array) as the logical struct the writer takes.
 Result<std::shared_ptr<arrow::RecordBatch>> ReadSource(arrow::RecordBatchReader& source,
                                                        const std::shared_ptr<arrow::Schema>& columns,
-                                                       const std::string& uri) {
+                                                       const Schema& dataset_schema, const std::string& uri) {
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
   const std::string what = "merge-insert into " + uri + ": the source";
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
     LANCE_RETURN_NOT_OK(source.ReadNext(&batch));
     if (!batch) break;
+    LANCE_ASSIGN_OR_RAISE(batch, ops::ToBlobV2Input(batch, dataset_schema, uri));
     LANCE_ASSIGN_OR_RAISE(auto conformed, ops::ConformBatch(batch, columns, what));
     batches.push_back(std::move(conformed));
   }
@@ -259,16 +263,15 @@ Status CheckInsertable(const Schema& schema, const arrow::Schema& source_columns
 // columns, the others from `kept` (the target's values of the same rows,
 // for updates) or null (for inserts, when `kept` is null).
 Result<std::shared_ptr<arrow::RecordBatch>> CompleteRows(const std::shared_ptr<arrow::RecordBatch>& partial,
-                                                         const std::shared_ptr<arrow::Table>& kept,
+                                                         const std::shared_ptr<arrow::RecordBatch>& kept,
                                                          const std::shared_ptr<arrow::Schema>& target) {
   std::vector<std::shared_ptr<arrow::Array>> columns;
   for (const auto& field : target->fields()) {
     if (auto column = partial->GetColumnByName(field->name())) {
       columns.push_back(std::move(column));
     } else if (kept) {
-      auto chunked = kept->GetColumnByName(field->name());
-      if (!chunked) return Status::Invalid("the target rows lack column '", field->name(), "'");
-      LANCE_ASSIGN_OR_RAISE(auto one, arrow::Concatenate(chunked->chunks()));
+      auto one = kept->GetColumnByName(field->name());
+      if (!one) return Status::Invalid("the target rows lack column '", field->name(), "'");
       columns.push_back(std::move(one));
     } else {
       LANCE_ASSIGN_OR_RAISE(auto nulls, arrow::MakeArrayOfNull(field->type(), partial->num_rows()));
@@ -388,9 +391,13 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
     }
   }
   LANCE_ASSIGN_OR_RAISE(auto storage_version, dataset->DataStorageVersion());
+  // Blob v2 columns are written from their values, not the descriptors a
+  // scan gives.
+  const bool blob_v2 = ops::HasBlobV2Columns(*dataset);
+  if (blob_v2) schema = ops::BlobV2WritableSchema(*dataset, *schema);
   LANCE_ASSIGN_OR_RAISE(auto source_columns, SourceColumns(*source.schema(), *schema, params.on, uri));
   const bool partial = source_columns->num_fields() < schema->num_fields();
-  LANCE_ASSIGN_OR_RAISE(auto rows, ReadSource(source, source_columns, uri));
+  LANCE_ASSIGN_OR_RAISE(auto rows, ReadSource(source, source_columns, dataset->manifest().schema, uri));
   if (partial && params.when_not_matched_insert_all && rows->num_rows() > 0) {
     Status st = CheckInsertable(dataset->manifest().schema, *source_columns);
     if (!st.ok()) return st.WithMessage("merge-insert into ", uri, ": ", st.message());
@@ -420,9 +427,13 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
     if (!source_rows.empty()) {
       LANCE_ASSIGN_OR_RAISE(auto batch, TakeRows(rows, source_rows));
       if (partial) {
-        std::shared_ptr<arrow::Table> kept;
+        std::shared_ptr<arrow::RecordBatch> kept;
         if (target_row_addrs) {
-          LANCE_ASSIGN_OR_RAISE(kept, ops::TakeByAddress(dataset, *target_row_addrs, kept_columns));
+          LANCE_ASSIGN_OR_RAISE(auto taken, ops::TakeByAddress(dataset, *target_row_addrs, kept_columns));
+          LANCE_ASSIGN_OR_RAISE(kept, taken->CombineChunksToBatch());
+          if (blob_v2) {
+            LANCE_ASSIGN_OR_RAISE(kept, ops::ReadBlobV2Values(*store, *dataset, kept, *target_row_addrs));
+          }
         }
         LANCE_ASSIGN_OR_RAISE(batch, CompleteRows(batch, kept, schema));
       }

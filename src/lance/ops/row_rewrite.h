@@ -16,6 +16,7 @@
 #include "lance/file_writer.h"
 #include "lance/fragment.h"
 #include "lance/io/object_store.h"
+#include "lance/ops/blob_v2_sidecars.h"
 #include "lance/schema.h"
 #include "lance/status.h"
 
@@ -29,7 +30,8 @@ inline constexpr int kConflictRetries = 11;
 inline constexpr uint64_t kMaxRowsPerFile = 1024 * 1024;
 
 /// Writes rows (top-level fields of `schema`, in order) into new data files
-/// under data/, one fragment per file. Fragments come back without ids.
+/// under data/, one fragment per file (blob v2 values too large to stay
+/// inline in `.blob` files beside it). Fragments come back without ids.
 /// Not thread-safe.
 class NewFragmentWriter {
  public:
@@ -51,6 +53,8 @@ class NewFragmentWriter {
   FileWriterOptions options_;
   uint64_t max_rows_per_file_;
   std::unique_ptr<FileWriter> writer_;
+  std::unique_ptr<BlobV2Sidecars> sidecars_;  // of the open data file
+  std::vector<std::string> sidecar_files_;     // of the finished ones
   std::string name_;
   uint64_t rows_ = 0;
   std::vector<Fragment> fragments_;
