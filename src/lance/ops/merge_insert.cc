@@ -663,43 +663,22 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
     cleanup();
     return inserted.status();
   }
-  std::vector<Fragment> updated_fragments = std::move(*updated);
-  if (ops::UsesStableRowIds(*dataset)) {
-    auto carried = ops::CarryRowIdentity(*dataset, plan.update_row_ids, plan.update_row_addrs,
-                                         dataset->latest_version() + 1, &updated_fragments);
-    if (!carried.ok()) {
-      cleanup();
-      return carried;
-    }
-  }
-
-  std::map<uint64_t, std::vector<uint32_t>> offsets;
-  for (const auto* list : {&plan.update_row_addrs, &plan.delete_row_addrs}) {
-    for (uint64_t a : *list) offsets[a >> 32].push_back(static_cast<uint32_t>(a & 0xFFFFFFFFu));
-  }
-  auto deletions = ops::MarkDeleted(*store, *dataset, offsets);
-  if (!deletions.ok()) {
-    cleanup();
-    return deletions.status();
-  }
-
-  txn::Update op;
-  op.removed_fragment_ids = deletions->removed_fragment_ids;
-  op.updated_fragments = deletions->updated_fragments;
-  op.new_fragments = std::move(updated_fragments);
-  for (auto& f : *inserted) op.new_fragments.push_back(std::move(f));
+  ops::RowRewrite rewrite;
+  rewrite.rewritten = std::move(*updated);
+  rewrite.rewritten_row_ids = std::move(plan.update_row_ids);
+  rewrite.rewritten_row_addrs = std::move(plan.update_row_addrs);
+  rewrite.inserted = std::move(*inserted);
+  rewrite.deleted_row_addrs = std::move(plan.delete_row_addrs);
   // Every field id, nested ones included, as pylance 14 records it.
   for (const auto& field : dataset->manifest().schema.FieldsPreOrder()) {
-    op.fields_for_preserving_frag_bitmap.push_back(static_cast<uint32_t>(field.id));
+    rewrite.fields_for_preserving_frag_bitmap.push_back(static_cast<uint32_t>(field.id));
   }
-  op.mode = txn::Update::Mode::kRewriteRows;
-  auto committed = txn::Commit(*store, txn::Transaction::Make(dataset->version(), std::move(op)));
+  auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite));
   if (!committed.ok()) {
     cleanup();
-    for (const auto& f : deletions->written_files) (void)store->Delete(f);
     return committed.status();
   }
-  result.version = committed->version;
+  result.version = *committed;
   return result;
 }
 

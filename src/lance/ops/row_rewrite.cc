@@ -13,6 +13,7 @@
 #include "lance/table/deletion_vector.h"
 #include "lance/table/feature_flags.h"
 #include "lance/table/row_id_sequence.h"
+#include "lance/txn/commit.h"
 
 namespace lance::ops {
 namespace {
@@ -196,6 +197,32 @@ Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset&
     return st;
   }
   return out;
+}
+
+Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& dataset, RowRewrite rewrite) {
+  if (UsesStableRowIds(dataset)) {
+    LANCE_RETURN_NOT_OK(CarryRowIdentity(dataset, rewrite.rewritten_row_ids, rewrite.rewritten_row_addrs,
+                                         dataset.latest_version() + 1, &rewrite.rewritten));
+  }
+  std::map<uint64_t, std::vector<uint32_t>> offsets;
+  for (const auto* list : {&rewrite.rewritten_row_addrs, &rewrite.deleted_row_addrs}) {
+    for (uint64_t a : *list) offsets[a >> 32].push_back(static_cast<uint32_t>(a & 0xFFFFFFFFu));
+  }
+  LANCE_ASSIGN_OR_RAISE(auto deletions, MarkDeleted(store, dataset, offsets));
+
+  txn::Update op;
+  op.removed_fragment_ids = std::move(deletions.removed_fragment_ids);
+  op.updated_fragments = std::move(deletions.updated_fragments);
+  op.new_fragments = std::move(rewrite.rewritten);
+  for (auto& f : rewrite.inserted) op.new_fragments.push_back(std::move(f));
+  op.fields_for_preserving_frag_bitmap = std::move(rewrite.fields_for_preserving_frag_bitmap);
+  op.mode = txn::Update::Mode::kRewriteRows;
+  auto committed = txn::Commit(store, txn::Transaction::Make(dataset.version(), std::move(op)));
+  if (!committed.ok()) {
+    for (const auto& f : deletions.written_files) (void)store.Delete(f);
+    return committed.status();
+  }
+  return committed->version;
 }
 
 bool UsesStableRowIds(const Dataset& dataset) {

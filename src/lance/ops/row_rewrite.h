@@ -82,6 +82,22 @@ Status CarryRowIdentity(const Dataset& dataset, const std::vector<uint64_t>& row
                         const std::vector<uint64_t>& row_addrs, uint64_t new_version,
                         std::vector<Fragment>* fragments);
 
+/// What an update or merge-insert commits.
+struct RowRewrite {
+  std::vector<Fragment> rewritten;             // new fragments of rewritten rows, in row order
+  std::vector<uint64_t> rewritten_row_ids;     // their stable row ids (only where the dataset has them)
+  std::vector<uint64_t> rewritten_row_addrs;   // their old addresses, deleted
+  std::vector<Fragment> inserted;              // new rows' fragments (new ids at commit)
+  std::vector<uint64_t> deleted_row_addrs;     // rows deleted outright
+  std::vector<uint32_t> fields_for_preserving_frag_bitmap;
+};
+
+/// Commits `rewrite` on top of `dataset`'s version as one Update (rewrite
+/// rows), as the reference does: stable row ids and lineage carried over,
+/// old rows marked deleted. Returns the new version. Deletion files written
+/// here are removed again on failure; the new data files are the caller's.
+Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& dataset, RowRewrite rewrite);
+
 /// Whether the dataset assigns stable row ids.
 bool UsesStableRowIds(const Dataset& dataset);
 

@@ -206,40 +206,21 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   result.num_rows_updated = row_addrs.size();
   // Even when nothing matched there is a new version, as the reference has it.
 
-  std::vector<Fragment> new_fragments = std::move(*written);
-  const uint64_t new_version = dataset->latest_version() + 1;
-  if (stable) {
-    auto carried = ops::CarryRowIdentity(*dataset, row_ids, row_addrs, new_version, &new_fragments);
-    if (!carried.ok()) {
-      writer.RemoveFiles();
-      return carried;
-    }
-  }
-  std::map<uint64_t, std::vector<uint32_t>> offsets;
-  for (uint64_t a : row_addrs) offsets[a >> 32].push_back(static_cast<uint32_t>(a & 0xFFFFFFFFu));
-  auto deletions = ops::MarkDeleted(*store, *dataset, offsets);
-  if (!deletions.ok()) {
-    writer.RemoveFiles();
-    return deletions.status();
-  }
-
-  txn::Update op;
-  op.removed_fragment_ids = deletions->removed_fragment_ids;
-  op.updated_fragments = deletions->updated_fragments;
-  op.new_fragments = std::move(new_fragments);
+  ops::RowRewrite rewrite;
+  rewrite.rewritten = std::move(*written);
+  if (stable) rewrite.rewritten_row_ids = std::move(row_ids);
+  rewrite.rewritten_row_addrs = std::move(row_addrs);
   for (const auto& a : assignments) {
     // The assigned columns with every field below them (a list's items, a
     // struct's children), as pylance 14 records them.
-    AddSubtreeIds(dataset->manifest().schema.fields[a.column], &op.fields_for_preserving_frag_bitmap);
+    AddSubtreeIds(dataset->manifest().schema.fields[a.column], &rewrite.fields_for_preserving_frag_bitmap);
   }
-  op.mode = txn::Update::Mode::kRewriteRows;
-  auto committed = txn::Commit(*store, txn::Transaction::Make(dataset->version(), std::move(op)));
+  auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite));
   if (!committed.ok()) {
     writer.RemoveFiles();
-    for (const auto& f : deletions->written_files) (void)store->Delete(f);
     return committed.status();
   }
-  result.version = committed->version;
+  result.version = *committed;
   return result;
 }
 
