@@ -1,8 +1,10 @@
 // Merge-insert: the source is joined with the table on key columns (a hash
-// join over the serialized key values); matched rows are rewritten with the
-// source's values, unmatched source rows inserted, unmatched target rows
-// optionally deleted. One Update transaction (rewrite rows), as the
-// reference commits.
+// join over the serialized key values, or over 64-bit keys for one integer
+// key column); only the key columns of the table are read. Matched rows are
+// rewritten with the source's values, unmatched source rows inserted,
+// unmatched target rows optionally deleted. One Update transaction (rewrite
+// rows), as the reference commits. Blob v2 columns are rewritten from their
+// bytes, as pylance 14 does.
 #include <arrow/array.h>
 #include <arrow/array/concatenate.h>
 #include <arrow/array/util.h>
