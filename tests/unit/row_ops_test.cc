@@ -175,6 +175,50 @@ TEST_F(RowOpsTest, MergeInsertUpsertsAndDeletes) {
   EXPECT_EQ(after[17].first, 17);
 }
 
+TEST_F(RowOpsTest, MergeInsertGathersRowsFromEveryBatchOfTheSource) {
+  Create();
+  auto before = Read();
+  // Matched rows come in target order (2, 7, 19), not the source's, so they
+  // are taken; the new rows are two runs (30..69, 70) in two batches, so
+  // they go out as slices.
+  std::vector<int64_t> run;
+  for (int64_t i = 30; i < 70; ++i) run.push_back(i);
+  auto reader = *arrow::RecordBatchReader::Make({Rows({19, 2}, 100), Rows(run, 100), Rows({7, 70}, 100)});
+  MergeInsertParams params;
+  params.on = {"id"};
+  params.when_matched_update_all = true;
+  params.when_not_matched_insert_all = true;
+  auto result = MergeInsert(dir_.string(), reader, params);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->num_updated_rows, 3u);
+  EXPECT_EQ(result->num_inserted_rows, 41u);
+  auto after = Read();
+  EXPECT_EQ(after.size(), 61u);
+  for (int64_t id : {2, 7, 19}) {
+    EXPECT_EQ(after[id].first, id + 100) << id;
+    EXPECT_EQ(after[id].second, before[id].second) << id;  // stable row id kept
+  }
+  for (int64_t id = 30; id <= 70; ++id) EXPECT_EQ(after[id].first, id + 100) << id;
+  EXPECT_EQ(after[5].first, 5);
+}
+
+TEST_F(RowOpsTest, MergeInsertOnAStringKey) {
+  Create();
+  auto reader = *arrow::RecordBatchReader::Make({Rows({4, 33}, 7)});
+  MergeInsertParams params;
+  params.on = {"s"};
+  params.when_matched_update_all = true;
+  params.when_not_matched_insert_all = true;
+  auto result = MergeInsert(dir_.string(), reader, params);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->num_updated_rows, 1u);
+  EXPECT_EQ(result->num_inserted_rows, 1u);
+  auto after = Read();
+  EXPECT_EQ(after.size(), 21u);
+  EXPECT_EQ(after[4].first, 11);
+  EXPECT_EQ(after[33].first, 40);
+}
+
 TEST_F(RowOpsTest, MergeInsertRefusesAmbiguousSource) {
   Create();
   auto reader = *arrow::RecordBatchReader::Make({Rows({4, 4}, 1)});

@@ -1,8 +1,10 @@
 // Merge-insert: the source is joined with the table on key columns (a hash
-// join over the serialized key values); matched rows are rewritten with the
-// source's values, unmatched source rows inserted, unmatched target rows
-// optionally deleted. One Update transaction (rewrite rows), as the
-// reference commits.
+// join over the serialized key values, or over 64-bit keys for one integer
+// key column); only the key columns of the table are read. Matched rows are
+// rewritten with the source's values, unmatched source rows inserted,
+// unmatched target rows optionally deleted. One Update transaction (rewrite
+// rows), as the reference commits. Blob v2 columns are rewritten from their
+// bytes, as pylance 14 does.
 #include <arrow/array.h>
 #include <arrow/array/concatenate.h>
 #include <arrow/array/util.h>
@@ -12,11 +14,15 @@
 #include <arrow/compute/api_vector.h>
 #include <arrow/table.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string_view>
 #include <unordered_set>
 
+#include "lance/ops/blob_v2_input.h"
+#include "lance/ops/blob_v2_values.h"
 #include "lance/ops/row_rewrite.h"
 #include "lance/row_ops.h"
 #include "lance/scanner.h"
@@ -182,6 +188,105 @@ class KeyIndex {
   size_t mask_ = 0;
 };
 
+// One integer (or date, time, timestamp, duration) key column's values as
+// 64-bit keys: the common merge-insert, probed without building key bytes.
+class IntKeyColumn {
+ public:
+  static bool Supports(const arrow::DataType& type) {
+    const auto id = type.id();
+    return (arrow::is_integer(id) || id == arrow::Type::DATE32 || id == arrow::Type::DATE64 ||
+            id == arrow::Type::TIME32 || id == arrow::Type::TIME64 || id == arrow::Type::TIMESTAMP ||
+            id == arrow::Type::DURATION) &&
+           type.byte_width() <= 8;
+  }
+
+  // REQUIRES: Supports(array.type()).
+  explicit IntKeyColumn(const arrow::Array& array)
+      : array_(array),
+        nullable_(array.null_count() > 0),
+        width_(array.type()->byte_width()),
+        values_(array.length() == 0 ? nullptr : array.data()->buffers[1]->data() + array.offset() * width_) {}
+
+  /// The key of `row`; false when it is null (matches nothing).
+  bool Get(int64_t row, uint64_t* key) const {
+    if (nullable_ && array_.IsNull(row)) return false;
+    uint64_t k = 0;
+    std::memcpy(&k, values_ + row * width_, static_cast<size_t>(width_));
+    *key = k;
+    return true;
+  }
+
+ private:
+  const arrow::Array& array_;
+  bool nullable_;
+  int64_t width_;
+  const uint8_t* values_;
+};
+
+// The source rows by one 64-bit key, open addressing. Most target keys
+// match no source row: a bit per hash, 8 to 16 per key (small enough to stay in
+// the L1 cache), turns most of them away before the slots are read.
+class IntKeyIndex {
+ public:
+  explicit IntKeyIndex(size_t expected) {
+    size_t slots = 16;
+    while (slots < expected * 2) slots <<= 1;
+    mask_ = slots - 1;
+    keys_.assign(slots, 0);
+    rows_.assign(slots, -1);
+    duplicated_.assign(slots, 0);
+    size_t bits = 64;
+    while (bits < expected * 8) bits <<= 1;
+    filter_mask_ = bits - 1;
+    filter_.assign(bits / 64, 0);
+  }
+
+  void Insert(uint64_t key, int64_t row) {
+    const uint64_t hash = Hash(key);
+    const uint64_t bit = (hash >> 40) & filter_mask_;
+    filter_[bit >> 6] |= uint64_t{1} << (bit & 63);
+    const size_t at = Probe(key, hash);
+    if (rows_[at] >= 0) {
+      duplicated_[at] = 1;
+      return;
+    }
+    keys_[at] = key;
+    rows_[at] = row;
+  }
+
+  /// The source row with `key` (-1 if none) and whether several have it.
+  std::pair<int64_t, bool> Find(uint64_t key) const {
+    const uint64_t hash = Hash(key);
+    const uint64_t bit = (hash >> 40) & filter_mask_;
+    if ((filter_[bit >> 6] & (uint64_t{1} << (bit & 63))) == 0) return {-1, false};
+    const size_t at = Probe(key, hash);
+    return {rows_[at], duplicated_[at] != 0};
+  }
+
+ private:
+  static uint64_t Hash(uint64_t x) {  // splitmix64's finalizer
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
+
+  // The slot holding `key`, or the empty one where it would go.
+  size_t Probe(uint64_t key, uint64_t hash) const {
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      if (rows_[i] < 0 || keys_[i] == key) return i;
+    }
+  }
+
+  std::vector<uint64_t> keys_;
+  std::vector<int64_t> rows_;  // -1: empty
+  std::vector<uint8_t> duplicated_;
+  size_t mask_ = 0;
+  std::vector<uint64_t> filter_;
+  uint64_t filter_mask_ = 0;
+};
+
 // "id = 5, name = \"x\"", as the reference shows key values in its error.
 std::string ShowKeys(const arrow::RecordBatch& batch, int64_t row, const std::vector<std::string>& on) {
   std::string out;
@@ -224,21 +329,103 @@ Result<std::shared_ptr<arrow::Schema>> SourceColumns(const arrow::Schema& source
   return arrow::schema(std::move(fields));
 }
 
-// The whole source, conformed to `columns`, as one batch.
-Result<std::shared_ptr<arrow::RecordBatch>> ReadSource(arrow::RecordBatchReader& source,
-                                                       const std::shared_ptr<arrow::Schema>& columns,
-                                                       const std::string& uri) {
+Result<std::shared_ptr<arrow::RecordBatch>> TakeRows(const std::shared_ptr<arrow::RecordBatch>& batch,
+                                                     const std::vector<int64_t>& rows) {
+  arrow::Int64Builder builder;
+  LANCE_RETURN_NOT_OK(builder.AppendValues(rows));
+  LANCE_ASSIGN_OR_RAISE(auto indices, builder.Finish());
+  LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(arrow::Datum(batch), arrow::Datum(indices)));
+  return taken.record_batch();
+}
+
+// The source's rows, numbered across its batches, kept as they came: no
+// copy of the whole source, since only the rows written are gathered.
+class SourceRows {
+ public:
+  SourceRows(std::shared_ptr<arrow::Schema> schema, std::vector<std::shared_ptr<arrow::RecordBatch>> batches)
+      : schema_(std::move(schema)), batches_(std::move(batches)) {
+    for (const auto& b : batches_) {
+      starts_.push_back(num_rows_);
+      num_rows_ += b->num_rows();
+    }
+  }
+
+  int64_t num_rows() const { return num_rows_; }
+  const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches() const { return batches_; }
+  const std::vector<int64_t>& starts() const { return starts_; }
+
+  /// Rows `rows` (source row numbers), in that order, as batches. Runs of
+  /// consecutive rows go out as slices of the source, without a copy,
+  /// when the runs are long; scattered rows are taken.
+  Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Gather(const std::vector<int64_t>& rows) {
+    struct Run {
+      size_t batch;
+      int64_t offset;
+      int64_t length;
+    };
+    std::vector<Run> runs;
+    for (int64_t row : rows) {
+      if (!runs.empty()) {
+        Run& last = runs.back();
+        const int64_t next = starts_[last.batch] + last.offset + last.length;
+        if (row == next && last.offset + last.length < batches_[last.batch]->num_rows()) {
+          ++last.length;
+          continue;
+        }
+      }
+      const size_t b = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), row) - starts_.begin()) - 1;
+      runs.push_back({b, row - starts_[b], 1});
+    }
+    std::vector<std::shared_ptr<arrow::RecordBatch>> out;
+    if (runs.size() * kMinRunRows <= rows.size()) {
+      for (const auto& run : runs) out.push_back(batches_[run.batch]->Slice(run.offset, run.length));
+      return out;
+    }
+    LANCE_ASSIGN_OR_RAISE(auto all, Combined());
+    LANCE_ASSIGN_OR_RAISE(auto taken, TakeRows(all, rows));
+    out.push_back(std::move(taken));
+    return out;
+  }
+
+ private:
+  // Rows per run, on average, from which slices beat a take.
+  static constexpr size_t kMinRunRows = 16;
+
+  Result<std::shared_ptr<arrow::RecordBatch>> Combined() {
+    if (!combined_) {
+      if (batches_.size() == 1) {
+        combined_ = batches_.front();
+      } else {
+        LANCE_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(schema_, batches_));
+        LANCE_ASSIGN_OR_RAISE(combined_, table->CombineChunksToBatch());
+      }
+    }
+    return combined_;
+  }
+
+  std::shared_ptr<arrow::Schema> schema_;
+  std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;
+  std::vector<int64_t> starts_;  // first row number of each batch
+  int64_t num_rows_ = 0;
+  std::shared_ptr<arrow::RecordBatch> combined_;
+};
+
+// The whole source, conformed to `columns`; blob v2 columns (binary or
+// pylance's blob array) as the logical struct the writer takes.
+Result<SourceRows> ReadSource(arrow::RecordBatchReader& source, const std::shared_ptr<arrow::Schema>& columns,
+                              const Schema& dataset_schema, const std::string& uri) {
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
   const std::string what = "merge-insert into " + uri + ": the source";
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
     LANCE_RETURN_NOT_OK(source.ReadNext(&batch));
     if (!batch) break;
+    if (batch->num_rows() == 0) continue;
+    LANCE_ASSIGN_OR_RAISE(batch, ops::ToBlobV2Input(batch, dataset_schema, uri));
     LANCE_ASSIGN_OR_RAISE(auto conformed, ops::ConformBatch(batch, columns, what));
     batches.push_back(std::move(conformed));
   }
-  LANCE_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(columns, batches));
-  return table->CombineChunksToBatch();
+  return SourceRows(columns, std::move(batches));
 }
 
 // Inserting source rows that lack a non-nullable column fails, as in the
@@ -259,16 +446,15 @@ Status CheckInsertable(const Schema& schema, const arrow::Schema& source_columns
 // columns, the others from `kept` (the target's values of the same rows,
 // for updates) or null (for inserts, when `kept` is null).
 Result<std::shared_ptr<arrow::RecordBatch>> CompleteRows(const std::shared_ptr<arrow::RecordBatch>& partial,
-                                                         const std::shared_ptr<arrow::Table>& kept,
+                                                         const std::shared_ptr<arrow::RecordBatch>& kept,
                                                          const std::shared_ptr<arrow::Schema>& target) {
   std::vector<std::shared_ptr<arrow::Array>> columns;
   for (const auto& field : target->fields()) {
     if (auto column = partial->GetColumnByName(field->name())) {
       columns.push_back(std::move(column));
     } else if (kept) {
-      auto chunked = kept->GetColumnByName(field->name());
-      if (!chunked) return Status::Invalid("the target rows lack column '", field->name(), "'");
-      LANCE_ASSIGN_OR_RAISE(auto one, arrow::Concatenate(chunked->chunks()));
+      auto one = kept->GetColumnByName(field->name());
+      if (!one) return Status::Invalid("the target rows lack column '", field->name(), "'");
       columns.push_back(std::move(one));
     } else {
       LANCE_ASSIGN_OR_RAISE(auto nulls, arrow::MakeArrayOfNull(field->type(), partial->num_rows()));
@@ -276,15 +462,6 @@ Result<std::shared_ptr<arrow::RecordBatch>> CompleteRows(const std::shared_ptr<a
     }
   }
   return arrow::RecordBatch::Make(target, partial->num_rows(), std::move(columns));
-}
-
-Result<std::shared_ptr<arrow::RecordBatch>> TakeRows(const std::shared_ptr<arrow::RecordBatch>& batch,
-                                                     const std::vector<int64_t>& rows) {
-  arrow::Int64Builder builder;
-  LANCE_RETURN_NOT_OK(builder.AppendValues(rows));
-  LANCE_ASSIGN_OR_RAISE(auto indices, builder.Finish());
-  LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(arrow::Datum(batch), arrow::Datum(indices)));
-  return taken.record_batch();
 }
 
 // Addresses of the target rows where `predicate` holds.
@@ -305,21 +482,41 @@ Result<std::unordered_set<uint64_t>> AddressesWhere(const std::shared_ptr<Datase
 
 struct Plan {
   std::vector<int64_t> update_source_rows;  // source row per updated target row
-  std::vector<uint64_t> update_row_ids;
+  std::vector<uint64_t> update_row_ids;  // stable row ids only
   std::vector<uint64_t> update_row_addrs;
   std::vector<int64_t> insert_source_rows;
   std::vector<uint64_t> delete_row_addrs;
 };
 
-Result<Plan> MakePlan(const std::shared_ptr<Dataset>& dataset, const std::shared_ptr<arrow::RecordBatch>& source,
+Result<Plan> MakePlan(const std::shared_ptr<Dataset>& dataset, const SourceRows& source,
                       const MergeInsertParams& params) {
   Plan plan;
-  KeyIndex by_key(static_cast<size_t>(source->num_rows()));
+  const size_t expected = static_cast<size_t>(source.num_rows());
+  // One integer key: 64-bit keys; else the keys' bytes.
+  const bool int_key = params.on.size() == 1 && !source.batches().empty() &&
+                       IntKeyColumn::Supports(*source.batches().front()->GetColumnByName(params.on[0])->type());
+  std::optional<IntKeyIndex> by_int(int_key ? std::optional<IntKeyIndex>(expected) : std::nullopt);
+  std::optional<KeyIndex> by_key(int_key ? std::nullopt : std::optional<KeyIndex>(expected));
   std::string key;
-  const KeyEncoder source_keys(*source, params.on);
-  for (int64_t i = 0; i < source->num_rows(); ++i) {
-    if (source_keys.Encode(i, &key)) by_key.Insert(key, i);
+  for (size_t b = 0; b < source.batches().size(); ++b) {
+    const auto& batch = *source.batches()[b];
+    const int64_t start = source.starts()[b];
+    if (int_key) {
+      const IntKeyColumn source_keys(*batch.GetColumnByName(params.on[0]));
+      uint64_t k;
+      for (int64_t i = 0; i < batch.num_rows(); ++i) {
+        if (source_keys.Get(i, &k)) by_int->Insert(k, start + i);
+      }
+      continue;
+    }
+    const KeyEncoder source_keys(batch, params.on);
+    for (int64_t i = 0; i < batch.num_rows(); ++i) {
+      if (source_keys.Encode(i, &key)) by_key->Insert(key, start + i);
+    }
   }
+  // Stable row ids are carried over to rewritten rows; without them a row
+  // id is its address, and nothing needs it.
+  const bool stable = ops::UsesStableRowIds(*dataset);
 
   std::unordered_set<uint64_t> deletable;
   const bool delete_if = params.when_not_matched_by_source_delete &&
@@ -329,32 +526,30 @@ Result<Plan> MakePlan(const std::shared_ptr<Dataset>& dataset, const std::shared
                           AddressesWhere(dataset, params.on.front(), params.when_not_matched_by_source_predicate));
   }
 
-  std::vector<bool> matched(source->num_rows(), false);
+  std::vector<bool> matched(static_cast<size_t>(source.num_rows()), false);
   ScanOptions scan;
   scan.columns = params.on;
-  scan.with_row_id = true;
+  scan.with_row_id = stable;
   scan.with_row_address = true;
   LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
-  while (true) {
-    std::shared_ptr<arrow::RecordBatch> batch;
-    LANCE_RETURN_NOT_OK(reader->ReadNext(&batch));
-    if (!batch) break;
-    const KeyEncoder target_keys(*batch, params.on);
-    const auto& ids = static_cast<const arrow::UInt64Array&>(*batch->GetColumnByName("_rowid"));
-    const auto& addrs = static_cast<const arrow::UInt64Array&>(*batch->GetColumnByName("_rowaddr"));
-    for (int64_t i = 0; i < batch->num_rows(); ++i) {
-      const auto [hit, duplicated] = target_keys.Encode(i, &key) ? by_key.Find(key) : std::pair<int64_t, bool>{-1, false};
+  // Matches the rows of one target batch; `find(i)` gives row i's source
+  // row (-1 if none) and whether several source rows have its key.
+  auto match = [&](const arrow::RecordBatch& batch, auto&& find) -> Status {
+    const auto& ids = static_cast<const arrow::UInt64Array&>(*batch.GetColumnByName(stable ? "_rowid" : "_rowaddr"));
+    const auto& addrs = static_cast<const arrow::UInt64Array&>(*batch.GetColumnByName("_rowaddr"));
+    for (int64_t i = 0; i < batch.num_rows(); ++i) {
+      const auto [hit, duplicated] = find(i);
       if (hit >= 0) {
         if (duplicated) {
           return Status::Invalid(
               "Ambiguous merge inserts are prohibited: multiple source rows match the same target row on (",
-              ShowKeys(*batch, i, params.on),
+              ShowKeys(batch, i, params.on),
               "). Please ensure each target row is matched by at most one source row.");
         }
         matched[hit] = true;
         if (params.when_matched_update_all) {
           plan.update_source_rows.push_back(hit);
-          plan.update_row_ids.push_back(ids.Value(i));
+          if (stable) plan.update_row_ids.push_back(ids.Value(i));
           plan.update_row_addrs.push_back(addrs.Value(i));
         }
       } else if (params.when_not_matched_by_source_delete &&
@@ -362,10 +557,29 @@ Result<Plan> MakePlan(const std::shared_ptr<Dataset>& dataset, const std::shared
         plan.delete_row_addrs.push_back(addrs.Value(i));
       }
     }
+    return Status::OK();
+  };
+  constexpr std::pair<int64_t, bool> kNoMatch{-1, false};
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    LANCE_RETURN_NOT_OK(reader->ReadNext(&batch));
+    if (!batch) break;
+    if (int_key) {
+      const IntKeyColumn target_keys(*batch->GetColumnByName(params.on[0]));
+      LANCE_RETURN_NOT_OK(match(*batch, [&](int64_t i) {
+        uint64_t k;
+        return target_keys.Get(i, &k) ? by_int->Find(k) : kNoMatch;
+      }));
+    } else {
+      const KeyEncoder target_keys(*batch, params.on);
+      LANCE_RETURN_NOT_OK(match(*batch, [&](int64_t i) {
+        return target_keys.Encode(i, &key) ? by_key->Find(key) : kNoMatch;
+      }));
+    }
   }
   if (params.when_not_matched_insert_all) {
-    for (int64_t i = 0; i < source->num_rows(); ++i) {
-      if (!matched[i]) plan.insert_source_rows.push_back(i);
+    for (int64_t i = 0; i < source.num_rows(); ++i) {
+      if (!matched[static_cast<size_t>(i)]) plan.insert_source_rows.push_back(i);
     }
   }
   return plan;
@@ -388,10 +602,14 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
     }
   }
   LANCE_ASSIGN_OR_RAISE(auto storage_version, dataset->DataStorageVersion());
+  // Blob v2 columns are written from their values, not the descriptors a
+  // scan gives.
+  const bool blob_v2 = ops::HasBlobV2Columns(*dataset);
+  if (blob_v2) schema = ops::BlobV2WritableSchema(*dataset, *schema);
   LANCE_ASSIGN_OR_RAISE(auto source_columns, SourceColumns(*source.schema(), *schema, params.on, uri));
   const bool partial = source_columns->num_fields() < schema->num_fields();
-  LANCE_ASSIGN_OR_RAISE(auto rows, ReadSource(source, source_columns, uri));
-  if (partial && params.when_not_matched_insert_all && rows->num_rows() > 0) {
+  LANCE_ASSIGN_OR_RAISE(auto rows, ReadSource(source, source_columns, dataset->manifest().schema, uri));
+  if (partial && params.when_not_matched_insert_all && rows.num_rows() > 0) {
     Status st = CheckInsertable(dataset->manifest().schema, *source_columns);
     if (!st.ok()) return st.WithMessage("merge-insert into ", uri, ": ", st.message());
   }
@@ -417,17 +635,28 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
   }
   auto write = [&](ops::NewFragmentWriter& writer, const std::vector<int64_t>& source_rows,
                    const std::vector<uint64_t>* target_row_addrs) -> Result<std::vector<Fragment>> {
-    if (!source_rows.empty()) {
-      LANCE_ASSIGN_OR_RAISE(auto batch, TakeRows(rows, source_rows));
-      if (partial) {
-        std::shared_ptr<arrow::Table> kept;
-        if (target_row_addrs) {
-          LANCE_ASSIGN_OR_RAISE(kept, ops::TakeByAddress(dataset, *target_row_addrs, kept_columns));
-        }
-        LANCE_ASSIGN_OR_RAISE(batch, CompleteRows(batch, kept, schema));
-      }
-      LANCE_RETURN_NOT_OK(writer.Write(std::move(batch)));
+    if (source_rows.empty()) return writer.Finish();
+    LANCE_ASSIGN_OR_RAISE(auto batches, rows.Gather(source_rows));
+    if (!partial) {
+      for (auto& batch : batches) LANCE_RETURN_NOT_OK(writer.Write(std::move(batch)));
+      return writer.Finish();
     }
+    // One batch, to line up with the target rows' kept values.
+    std::shared_ptr<arrow::RecordBatch> batch = batches.front();
+    if (batches.size() > 1) {
+      LANCE_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(batches));
+      LANCE_ASSIGN_OR_RAISE(batch, table->CombineChunksToBatch());
+    }
+    std::shared_ptr<arrow::RecordBatch> kept;
+    if (target_row_addrs) {
+      LANCE_ASSIGN_OR_RAISE(auto taken, ops::TakeByAddress(dataset, *target_row_addrs, kept_columns));
+      LANCE_ASSIGN_OR_RAISE(kept, taken->CombineChunksToBatch());
+      if (blob_v2) {
+        LANCE_ASSIGN_OR_RAISE(kept, ops::ReadBlobV2Values(*store, *dataset, kept, *target_row_addrs));
+      }
+    }
+    LANCE_ASSIGN_OR_RAISE(batch, CompleteRows(batch, kept, schema));
+    LANCE_RETURN_NOT_OK(writer.Write(std::move(batch)));
     return writer.Finish();
   };
   auto updated = write(updated_writer, plan.update_source_rows, &plan.update_row_addrs);
@@ -436,43 +665,22 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
     cleanup();
     return inserted.status();
   }
-  std::vector<Fragment> updated_fragments = std::move(*updated);
-  if (ops::UsesStableRowIds(*dataset)) {
-    auto carried = ops::CarryRowIdentity(*dataset, plan.update_row_ids, plan.update_row_addrs,
-                                         dataset->latest_version() + 1, &updated_fragments);
-    if (!carried.ok()) {
-      cleanup();
-      return carried;
-    }
-  }
-
-  std::map<uint64_t, std::vector<uint32_t>> offsets;
-  for (const auto* list : {&plan.update_row_addrs, &plan.delete_row_addrs}) {
-    for (uint64_t a : *list) offsets[a >> 32].push_back(static_cast<uint32_t>(a & 0xFFFFFFFFu));
-  }
-  auto deletions = ops::MarkDeleted(*store, *dataset, offsets);
-  if (!deletions.ok()) {
-    cleanup();
-    return deletions.status();
-  }
-
-  txn::Update op;
-  op.removed_fragment_ids = deletions->removed_fragment_ids;
-  op.updated_fragments = deletions->updated_fragments;
-  op.new_fragments = std::move(updated_fragments);
-  for (auto& f : *inserted) op.new_fragments.push_back(std::move(f));
+  ops::RowRewrite rewrite;
+  rewrite.rewritten = std::move(*updated);
+  rewrite.rewritten_row_ids = std::move(plan.update_row_ids);
+  rewrite.rewritten_row_addrs = std::move(plan.update_row_addrs);
+  rewrite.inserted = std::move(*inserted);
+  rewrite.deleted_row_addrs = std::move(plan.delete_row_addrs);
   // Every field id, nested ones included, as pylance 14 records it.
   for (const auto& field : dataset->manifest().schema.FieldsPreOrder()) {
-    op.fields_for_preserving_frag_bitmap.push_back(static_cast<uint32_t>(field.id));
+    rewrite.fields_for_preserving_frag_bitmap.push_back(static_cast<uint32_t>(field.id));
   }
-  op.mode = txn::Update::Mode::kRewriteRows;
-  auto committed = txn::Commit(*store, txn::Transaction::Make(dataset->version(), std::move(op)));
+  auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite));
   if (!committed.ok()) {
     cleanup();
-    for (const auto& f : deletions->written_files) (void)store->Delete(f);
     return committed.status();
   }
-  result.version = committed->version;
+  result.version = *committed;
   return result;
 }
 

@@ -8,10 +8,12 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "lance/file/blob_v2.h"
 #include "lance/scanner.h"
 #include "lance/table/deletion_vector.h"
 #include "lance/table/feature_flags.h"
 #include "lance/table/row_id_sequence.h"
+#include "lance/txn/commit.h"
 
 namespace lance::ops {
 namespace {
@@ -43,13 +45,18 @@ std::string NewDataFileName() {
 }
 
 // Field ids a data file records and their column numbers: every field in
-// 2.0 files, only leaves from 2.1 on.
+// 2.0 files, only leaves from 2.1 on, where a blob v2 column counts as one
+// leaf (its children have no columns of their own).
 void SetFileFields(const Schema& schema, const std::string& storage_version, DataFile* file) {
   const bool every_field = storage_version == "2.0";
   int32_t column = 0;
+  std::vector<int32_t> blob_v2_ids;
   for (const auto& f : schema.FieldsPreOrder()) {
     const Field* full = schema.FieldById(f.id);
-    const bool leaf = full == nullptr || full->children.empty();
+    if (std::find(blob_v2_ids.begin(), blob_v2_ids.end(), f.parent_id) != blob_v2_ids.end()) continue;
+    const bool blob_v2 = full != nullptr && file::IsBlobV2Field(*full);
+    if (blob_v2) blob_v2_ids.push_back(f.id);
+    const bool leaf = full == nullptr || full->children.empty() || blob_v2;
     if (!every_field && !leaf) continue;
     file->fields.push_back(f.id);
     file->column_indices.push_back(column++);
@@ -71,7 +78,11 @@ Status NewFragmentWriter::Write(std::shared_ptr<arrow::RecordBatch> batch) {
     if (!writer_) LANCE_RETURN_NOT_OK(OpenFile());
     const uint64_t room = max_rows_per_file_ - rows_;
     const int64_t take = static_cast<int64_t>(std::min<uint64_t>(room, batch->num_rows()));
-    LANCE_RETURN_NOT_OK(writer_->Write(*batch->Slice(0, take)));
+    std::shared_ptr<arrow::RecordBatch> part = batch->Slice(0, take);
+    if (sidecars_) {
+      LANCE_ASSIGN_OR_RAISE(part, sidecars_->Spill(part));
+    }
+    LANCE_RETURN_NOT_OK(writer_->Write(*part));
     rows_ += static_cast<uint64_t>(take);
     batch = batch->Slice(take);
     if (rows_ >= max_rows_per_file_) LANCE_RETURN_NOT_OK(FinishFile());
@@ -86,6 +97,12 @@ Result<std::vector<Fragment>> NewFragmentWriter::Finish() {
 
 void NewFragmentWriter::RemoveFiles() {
   writer_.reset();
+  if (sidecars_) {
+    (void)sidecars_->Finish();
+    sidecar_files_.insert(sidecar_files_.end(), sidecars_->created().begin(), sidecars_->created().end());
+    sidecars_.reset();
+  }
+  for (const auto& path : sidecar_files_) (void)store_.Delete(path);
   for (const auto& name : created_) (void)store_.Delete(std::string(kDataDir) + "/" + name);
 }
 
@@ -94,11 +111,21 @@ Status NewFragmentWriter::OpenFile() {
   created_.push_back(name_);
   LANCE_ASSIGN_OR_RAISE(auto out, store_.OpenOutputStream(std::string(kDataDir) + "/" + name_));
   LANCE_ASSIGN_OR_RAISE(writer_, FileWriter::Open(std::move(out), name_, schema_, options_));
+  // Blob v2 values too large to stay inline go to .blob files beside it.
+  if (std::any_of(schema_.fields.begin(), schema_.fields.end(), file::IsBlobV2Field)) {
+    const std::string stem = name_.substr(0, name_.size() - std::string(".lance").size());
+    sidecars_ = std::make_unique<BlobV2Sidecars>(store_, std::string(kDataDir) + "/" + stem, schema_);
+  }
   rows_ = 0;
   return Status::OK();
 }
 
 Status NewFragmentWriter::FinishFile() {
+  if (sidecars_) {
+    LANCE_RETURN_NOT_OK(sidecars_->Finish());
+    sidecar_files_.insert(sidecar_files_.end(), sidecars_->created().begin(), sidecars_->created().end());
+    sidecars_.reset();
+  }
   LANCE_ASSIGN_OR_RAISE(uint64_t rows, writer_->Finish());
   DataFile file;
   file.path = name_;
@@ -170,6 +197,32 @@ Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset&
     return st;
   }
   return out;
+}
+
+Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& dataset, RowRewrite rewrite) {
+  if (UsesStableRowIds(dataset)) {
+    LANCE_RETURN_NOT_OK(CarryRowIdentity(dataset, rewrite.rewritten_row_ids, rewrite.rewritten_row_addrs,
+                                         dataset.latest_version() + 1, &rewrite.rewritten));
+  }
+  std::map<uint64_t, std::vector<uint32_t>> offsets;
+  for (const auto* list : {&rewrite.rewritten_row_addrs, &rewrite.deleted_row_addrs}) {
+    for (uint64_t a : *list) offsets[a >> 32].push_back(static_cast<uint32_t>(a & 0xFFFFFFFFu));
+  }
+  LANCE_ASSIGN_OR_RAISE(auto deletions, MarkDeleted(store, dataset, offsets));
+
+  txn::Update op;
+  op.removed_fragment_ids = std::move(deletions.removed_fragment_ids);
+  op.updated_fragments = std::move(deletions.updated_fragments);
+  op.new_fragments = std::move(rewrite.rewritten);
+  for (auto& f : rewrite.inserted) op.new_fragments.push_back(std::move(f));
+  op.fields_for_preserving_frag_bitmap = std::move(rewrite.fields_for_preserving_frag_bitmap);
+  op.mode = txn::Update::Mode::kRewriteRows;
+  auto committed = txn::Commit(store, txn::Transaction::Make(dataset.version(), std::move(op)));
+  if (!committed.ok()) {
+    for (const auto& f : deletions.written_files) (void)store.Delete(f);
+    return committed.status();
+  }
+  return committed->version;
 }
 
 bool UsesStableRowIds(const Dataset& dataset) {

@@ -16,6 +16,7 @@
 #include "lance/file_writer.h"
 #include "lance/fragment.h"
 #include "lance/io/object_store.h"
+#include "lance/ops/blob_v2_sidecars.h"
 #include "lance/schema.h"
 #include "lance/status.h"
 
@@ -29,7 +30,8 @@ inline constexpr int kConflictRetries = 11;
 inline constexpr uint64_t kMaxRowsPerFile = 1024 * 1024;
 
 /// Writes rows (top-level fields of `schema`, in order) into new data files
-/// under data/, one fragment per file. Fragments come back without ids.
+/// under data/, one fragment per file (blob v2 values too large to stay
+/// inline in `.blob` files beside it). Fragments come back without ids.
 /// Not thread-safe.
 class NewFragmentWriter {
  public:
@@ -51,6 +53,8 @@ class NewFragmentWriter {
   FileWriterOptions options_;
   uint64_t max_rows_per_file_;
   std::unique_ptr<FileWriter> writer_;
+  std::unique_ptr<BlobV2Sidecars> sidecars_;  // of the open data file
+  std::vector<std::string> sidecar_files_;     // of the finished ones
   std::string name_;
   uint64_t rows_ = 0;
   std::vector<Fragment> fragments_;
@@ -77,6 +81,22 @@ Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset&
 Status CarryRowIdentity(const Dataset& dataset, const std::vector<uint64_t>& row_ids,
                         const std::vector<uint64_t>& row_addrs, uint64_t new_version,
                         std::vector<Fragment>* fragments);
+
+/// What an update or merge-insert commits.
+struct RowRewrite {
+  std::vector<Fragment> rewritten;             // new fragments of rewritten rows, in row order
+  std::vector<uint64_t> rewritten_row_ids;     // their stable row ids (only where the dataset has them)
+  std::vector<uint64_t> rewritten_row_addrs;   // their old addresses, deleted
+  std::vector<Fragment> inserted;              // new rows' fragments (new ids at commit)
+  std::vector<uint64_t> deleted_row_addrs;     // rows deleted outright
+  std::vector<uint32_t> fields_for_preserving_frag_bitmap;
+};
+
+/// Commits `rewrite` on top of `dataset`'s version as one Update (rewrite
+/// rows), as the reference does: stable row ids and lineage carried over,
+/// old rows marked deleted. Returns the new version. Deletion files written
+/// here are removed again on failure; the new data files are the caller's.
+Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& dataset, RowRewrite rewrite);
 
 /// Whether the dataset assigns stable row ids.
 bool UsesStableRowIds(const Dataset& dataset);

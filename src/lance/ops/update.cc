@@ -8,6 +8,8 @@
 #include <optional>
 #include <set>
 
+#include "lance/file/blob_v2.h"
+#include "lance/ops/blob_v2_values.h"
 #include "lance/ops/row_rewrite.h"
 #include "lance/row_ops.h"
 #include "lance/scan/filter_parser.h"
@@ -136,9 +138,18 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   open.version = std::to_string(base->location.version);
   LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri, open));
   LANCE_ASSIGN_OR_RAISE(auto schema, dataset->ArrowSchema());
+  for (const auto& field : dataset->manifest().schema.fields) {
+    // As pylance 14 refuses it.
+    const bool assigned = std::any_of(set.begin(), set.end(), [&](const auto& a) { return a.first == field.name; });
+    if (assigned && file::IsBlobV2Field(field)) {
+      return Status::NotImplemented("update of ", uri, ": direct updates to column '", field.name,
+                                    "' containing blob v2 values are not supported");
+    }
+  }
   LANCE_ASSIGN_OR_RAISE(auto assignments, ParseAssignments(set, *schema, uri));
   LANCE_ASSIGN_OR_RAISE(auto storage_version, dataset->DataStorageVersion());
   const bool stable = ops::UsesStableRowIds(*dataset);
+  const bool blob_v2 = ops::HasBlobV2Columns(*dataset);
 
   LANCE_ASSIGN_OR_RAISE(auto matches, FindMatches(dataset, *schema, predicate));
 
@@ -146,8 +157,13 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   std::vector<uint64_t> row_ids;
   std::vector<uint64_t> row_addrs;
   auto written = [&]() -> Result<std::vector<Fragment>> {
-    auto rewrite = [&](const std::shared_ptr<arrow::RecordBatch>& batch) -> Status {
+    // `addrs`: the batch's row addresses, where its blob v2 values are read.
+    auto rewrite = [&](const std::shared_ptr<arrow::RecordBatch>& batch,
+                       const std::vector<uint64_t>& addrs) -> Status {
       LANCE_ASSIGN_OR_RAISE(auto updated, Apply(batch, assignments, schema));
+      if (blob_v2) {
+        LANCE_ASSIGN_OR_RAISE(updated, ops::ReadBlobV2Values(*store, *dataset, updated, addrs));
+      }
       return writer.Write(std::move(updated));
     };
     if (matches) {
@@ -159,7 +175,7 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
         std::vector<uint64_t> addrs(row_addrs.begin() + at, row_addrs.begin() + at + n);
         LANCE_ASSIGN_OR_RAISE(auto rows, ops::TakeByAddress(dataset, addrs, {}));
         LANCE_ASSIGN_OR_RAISE(auto batch, rows->CombineChunksToBatch());
-        LANCE_RETURN_NOT_OK(rewrite(batch));
+        LANCE_RETURN_NOT_OK(rewrite(batch, addrs));
       }
       return writer.Finish();
     }
@@ -173,9 +189,12 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
       LANCE_RETURN_NOT_OK(reader->ReadNext(&batch));
       if (!batch) break;
       if (batch->num_rows() == 0) continue;
+      const size_t first = row_addrs.size();
       AppendU64(batch->GetColumnByName("_rowid"), &row_ids);
       AppendU64(batch->GetColumnByName("_rowaddr"), &row_addrs);
-      LANCE_RETURN_NOT_OK(rewrite(batch));
+      std::vector<uint64_t> addrs;
+      if (blob_v2) addrs.assign(row_addrs.begin() + static_cast<std::ptrdiff_t>(first), row_addrs.end());
+      LANCE_RETURN_NOT_OK(rewrite(batch, addrs));
     }
     return writer.Finish();
   }();
@@ -187,40 +206,21 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   result.num_rows_updated = row_addrs.size();
   // Even when nothing matched there is a new version, as the reference has it.
 
-  std::vector<Fragment> new_fragments = std::move(*written);
-  const uint64_t new_version = dataset->latest_version() + 1;
-  if (stable) {
-    auto carried = ops::CarryRowIdentity(*dataset, row_ids, row_addrs, new_version, &new_fragments);
-    if (!carried.ok()) {
-      writer.RemoveFiles();
-      return carried;
-    }
-  }
-  std::map<uint64_t, std::vector<uint32_t>> offsets;
-  for (uint64_t a : row_addrs) offsets[a >> 32].push_back(static_cast<uint32_t>(a & 0xFFFFFFFFu));
-  auto deletions = ops::MarkDeleted(*store, *dataset, offsets);
-  if (!deletions.ok()) {
-    writer.RemoveFiles();
-    return deletions.status();
-  }
-
-  txn::Update op;
-  op.removed_fragment_ids = deletions->removed_fragment_ids;
-  op.updated_fragments = deletions->updated_fragments;
-  op.new_fragments = std::move(new_fragments);
+  ops::RowRewrite rewrite;
+  rewrite.rewritten = std::move(*written);
+  if (stable) rewrite.rewritten_row_ids = std::move(row_ids);
+  rewrite.rewritten_row_addrs = std::move(row_addrs);
   for (const auto& a : assignments) {
     // The assigned columns with every field below them (a list's items, a
     // struct's children), as pylance 14 records them.
-    AddSubtreeIds(dataset->manifest().schema.fields[a.column], &op.fields_for_preserving_frag_bitmap);
+    AddSubtreeIds(dataset->manifest().schema.fields[a.column], &rewrite.fields_for_preserving_frag_bitmap);
   }
-  op.mode = txn::Update::Mode::kRewriteRows;
-  auto committed = txn::Commit(*store, txn::Transaction::Make(dataset->version(), std::move(op)));
+  auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite));
   if (!committed.ok()) {
     writer.RemoveFiles();
-    for (const auto& f : deletions->written_files) (void)store->Delete(f);
     return committed.status();
   }
-  result.version = committed->version;
+  result.version = *committed;
   return result;
 }
 
