@@ -421,13 +421,15 @@ Result<std::unique_ptr<SymbolTable>> BuildSymbolTable(const Sample& sample) {
 void CompressValue(const SymbolTable& st, const uint8_t* in, size_t size, std::string* out) {
   // The reference works on 511-byte pieces copied into a zeroed 520-byte
   // buffer (fresh per value) followed by the terminator byte, and loads eight
-  // bytes at a time from it; the same is done here.
-  std::array<uint8_t, 520> buf{};
+  // bytes at a time from it; the same is done here. Loads reach at most 7
+  // bytes past the piece, so only those are zeroed (not all 520 per value).
+  std::array<uint8_t, 520> buf;
   size_t pos = 0;
   while (pos < size) {
     const size_t piece = std::min<size_t>(511, size - pos);
     std::memcpy(buf.data(), in + pos, piece);
     buf[piece] = static_cast<uint8_t>(st.terminator);
+    std::memset(buf.data() + piece + 1, 0, 8);
     size_t p = 0;
     while (p < piece) {
       const uint64_t word = LoadLe64(buf.data() + p);
