@@ -43,7 +43,10 @@ class FileWriter {
                                                   FileWriterOptions options = {});
   ~FileWriter();
 
-  /// One write_batch call of the reference.
+  /// One write_batch call of the reference. The batch is checked at once;
+  /// it may be encoded in the background (on Arrow's CPU pool) while later
+  /// batches arrive, so an encoding or output error can be reported by a
+  /// later Write or by Finish. The batch's buffers are referenced until then.
   Status Write(const arrow::RecordBatch& batch);
   /// Schema-level metadata recorded in the file's schema.
   Status AddSchemaMetadata(const std::string& key, const std::string& value);

@@ -7,6 +7,7 @@
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
 #include <arrow/io/memory.h>
+#include <arrow/util/thread_pool.h>
 #include <gtest/gtest.h>
 
 #include "lance/file_reader.h"
@@ -445,6 +446,51 @@ TEST(FileWriterTest, WritesToAnOutputStream) {
   auto reader = FileReader::Open(std::make_shared<arrow::io::BufferReader>(bytes), "mem").ValueOrDie();
   auto got = reader->ReadAll().ValueOrDie();
   EXPECT_TRUE(got->column(0)->chunk(0)->Equals(*batch->column(0)));
+}
+
+// Written from the caller's thread, batches are encoded in the background
+// while later ones arrive; written from a thread of the CPU pool (which must
+// never wait on the pool) they are encoded one call at a time. The bytes
+// must be the same either way, for every version.
+Result<std::shared_ptr<arrow::Buffer>> WriteToMemory(const Schema& schema,
+                                                     const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
+                                                     const FileWriterOptions& options) {
+  LANCE_ASSIGN_OR_RAISE(auto sink, arrow::io::BufferOutputStream::Create());
+  LANCE_ASSIGN_OR_RAISE(auto writer, FileWriter::Open(sink, "mem", schema, options));
+  for (const auto& b : batches) LANCE_RETURN_NOT_OK(writer->Write(*b));
+  LANCE_RETURN_NOT_OK(writer->Finish().status());
+  return sink->Finish();
+}
+
+TEST(FileWriterTest, PipelinedAndSynchronousWritesAreTheSameBytes) {
+  auto* pool = arrow::internal::GetCpuThreadPool();
+  if (pool->GetCapacity() <= 1) GTEST_SKIP() << "the CPU pool has one thread: every write is synchronous";
+  auto fields = AllTypes();
+  std::vector<std::shared_ptr<arrow::Field>> no_dict;  // 2.1+ dictionary arrays are covered elsewhere
+  for (const auto& f : fields) {
+    if (f->type()->id() != arrow::Type::DICTIONARY) no_dict.push_back(f);
+  }
+  for (const char* version : {"2.0", "2.1", "2.2"}) {
+    SCOPED_TRACE(version);
+    auto schema = arrow::schema(std::string(version) == "2.0" ? fields : no_dict);
+    auto lance_schema = Schema::FromArrow(*schema).ValueOrDie();
+    std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+    auto big = RandomBatch(schema, 3000, 0.2, 11);
+    for (int64_t at = 0; at < big->num_rows(); at += 97) batches.push_back(big->Slice(at, 97));
+    FileWriterOptions options;
+    options.version = version;
+    for (uint64_t cache : {uint64_t{1}, uint64_t{64 * 1024}, uint64_t{1} << 30}) {
+      SCOPED_TRACE(cache);
+      options.data_cache_bytes = cache;
+      auto pipelined = WriteToMemory(lance_schema, batches, options);
+      ASSERT_TRUE(pipelined.ok()) << pipelined.status().ToString();
+      auto synchronous = pool->Submit([&] { return WriteToMemory(lance_schema, batches, options); });
+      ASSERT_TRUE(synchronous.ok());
+      auto sync_bytes = synchronous->result();
+      ASSERT_TRUE(sync_bytes.ok()) << sync_bytes.status().ToString();
+      EXPECT_TRUE((*pipelined)->Equals(**sync_bytes)) << (*pipelined)->size() << " vs " << (*sync_bytes)->size();
+    }
+  }
 }
 
 }  // namespace

@@ -116,7 +116,10 @@ class FragmentWriter {
       rows_ += static_cast<uint64_t>(take);
       total_rows_ += static_cast<uint64_t>(take);
       if (params_.on_progress) params_.on_progress(total_rows_);
-      bytes_ += static_cast<uint64_t>(arrow::util::TotalBufferSize(*part));
+      // The bytes the slice refers to: a slice's parent buffers counted
+      // whole would end files after a few slices of a large batch.
+      auto part_bytes = arrow::util::ReferencedBufferSize(*part);
+      bytes_ += static_cast<uint64_t>(part_bytes.ok() ? *part_bytes : arrow::util::TotalBufferSize(*part));
       batch = batch->Slice(take);
       if (rows_ >= params_.max_rows_per_file || bytes_ >= params_.max_bytes_per_file) {
         LANCE_RETURN_NOT_OK(FinishFile());

@@ -417,20 +417,25 @@ Result<std::unique_ptr<SymbolTable>> BuildSymbolTable(const Sample& sample) {
   return best;
 }
 
-// Appends the codes for `in` (one value) to `out`.
-void CompressValue(const SymbolTable& st, const uint8_t* in, size_t size, std::string* out) {
+// Writes the codes for `in` (one value) at `out` (room for 2 * size bytes)
+// and returns the end of what it wrote.
+uint8_t* CompressValue(const SymbolTable& st, const uint8_t* in, size_t size, uint8_t* out) {
   // The reference works on 511-byte pieces copied into a zeroed 520-byte
   // buffer (fresh per value) followed by the terminator byte, and loads eight
-  // bytes at a time from it; the same is done here.
-  std::array<uint8_t, 520> buf{};
+  // bytes at a time from it. The same words are loaded here: from the value
+  // itself while all eight bytes lie inside the piece, else from a copy of
+  // the piece's last bytes followed by the terminator and zeros.
   size_t pos = 0;
   while (pos < size) {
     const size_t piece = std::min<size_t>(511, size - pos);
-    std::memcpy(buf.data(), in + pos, piece);
-    buf[piece] = static_cast<uint8_t>(st.terminator);
+    const uint8_t* src = in + pos;
+    const size_t tail_start = piece > 8 ? piece - 8 : 0;
+    std::array<uint8_t, 24> tail{};
+    std::memcpy(tail.data(), src + tail_start, piece - tail_start);
+    tail[piece - tail_start] = static_cast<uint8_t>(st.terminator);
     size_t p = 0;
     while (p < piece) {
-      const uint64_t word = LoadLe64(buf.data() + p);
+      const uint64_t word = p + 8 <= piece ? LoadLe64(src + p) : LoadLe64(tail.data() + (p - tail_start));
       const uint16_t short_code = st.short_codes[word & 0xFFFF];
       const Symbol& s = st.hash_tab[FsstHash(word & 0xFFFFFF) & (kHashTabSize - 1)];
       uint16_t code;
@@ -439,12 +444,13 @@ void CompressValue(const SymbolTable& st, const uint8_t* in, size_t size, std::s
       } else {
         code = short_code;
       }
-      out->push_back(static_cast<char>(code & 0xFF));
-      if (code & 256) out->push_back(static_cast<char>(word & 0xFF));  // escaped literal
+      *out++ = static_cast<uint8_t>(code & 0xFF);
+      if (code & 256) *out++ = static_cast<uint8_t>(word & 0xFF);  // escaped literal
       p += code >> kLenShiftInCode;
     }
     pos += piece;
   }
+  return out;
 }
 
 std::string SerializeTable(const SymbolTable* st, bool compressed) {
@@ -585,11 +591,16 @@ Result<std::pair<std::string, VariableValues>> FsstCompress(std::span<const uint
   VariableValues out;
   out.offsets.reserve(offsets.size());
   out.offsets.push_back(0);
-  out.data.reserve(data.size());
+  // A code takes at most two bytes per input byte (an escaped literal).
+  const uint64_t values_bytes = offsets.back() - offsets.front();
+  out.data.resize(2 * values_bytes);
+  auto* begin = reinterpret_cast<uint8_t*>(out.data.data());
+  uint8_t* end = begin;
   for (size_t v = 0; v + 1 < offsets.size(); ++v) {
-    CompressValue(*st, bytes + offsets[v], offsets[v + 1] - offsets[v], &out.data);
-    out.offsets.push_back(out.data.size());
+    end = CompressValue(*st, bytes + offsets[v], offsets[v + 1] - offsets[v], end);
+    out.offsets.push_back(static_cast<uint64_t>(end - begin));
   }
+  out.data.resize(static_cast<size_t>(end - begin));
   return std::make_pair(SerializeTable(st.get(), true), std::move(out));
 }
 

@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <arrow/util/hashing.h>
+
 #include "lance/file/v2_1/encode_chunks.h"
 
 namespace lance::file::v2_1::encode {
@@ -64,17 +66,73 @@ class FixedWidthSet {
   std::vector<const char*> slots_;
 };
 
+// Set of variable-width values of a page by open addressing, holding value
+// indices and their hashes: no node allocation per distinct value. Each
+// distinct value gets an id, in the order values first appear.
+class VariableWidthSet {
+ public:
+  VariableWidthSet(const char* base, const std::vector<uint64_t>& offsets, uint64_t expected)
+      : base_(base), offsets_(offsets) {
+    uint64_t slots = 16;
+    while (slots < expected * 2) slots <<= 1;
+    mask_ = slots - 1;
+    slots_.assign(slots, Slot{});
+  }
+  /// The id of value `i`, and whether it was not in the set before.
+  std::pair<uint64_t, bool> Insert(uint64_t i) {
+    const char* p = base_ + offsets_[i];
+    const uint64_t len = offsets_[i + 1] - offsets_[i];
+    const uint64_t h = static_cast<uint64_t>(arrow::internal::ComputeStringHash<0>(p, static_cast<int64_t>(len)));
+    for (uint64_t s = h & mask_;; s = (s + 1) & mask_) {
+      Slot& slot = slots_[s];
+      if (slot.index == kEmpty) {
+        slot = {h, i, size_};
+        if (size_ * 2 >= mask_) Grow();
+        return {size_++, true};
+      }
+      if (slot.hash == h && offsets_[slot.index + 1] - offsets_[slot.index] == len &&
+          std::memcmp(base_ + offsets_[slot.index], p, len) == 0) {
+        return {slot.id, false};
+      }
+    }
+  }
+  uint64_t size() const { return size_; }
+
+ private:
+  static constexpr uint64_t kEmpty = ~uint64_t{0};
+  struct Slot {
+    uint64_t hash = 0;
+    uint64_t index = kEmpty;
+    uint64_t id = 0;
+  };
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    mask_ = mask_ * 2 + 1;
+    slots_.assign(mask_ + 1, Slot{});
+    for (const Slot& slot : old) {
+      if (slot.index == kEmpty) continue;
+      uint64_t s = slot.hash & mask_;
+      while (slots_[s].index != kEmpty) s = (s + 1) & mask_;
+      slots_[s] = slot;
+    }
+  }
+  const char* base_;
+  const std::vector<uint64_t>& offsets_;
+  uint64_t mask_ = 0;
+  uint64_t size_ = 0;
+  std::vector<Slot> slots_;
+};
+
 // Distinct values (exact; the reference estimates them with a HyperLogLog),
 // counted only up to `limit` + 1: past that the answer no longer matters.
 uint64_t Cardinality(const PageValues& values, uint64_t limit) {
   uint64_t count = 0;
   if (values.kind == PageValues::Kind::kVariable) {
-    std::unordered_set<std::string_view> seen;
-    seen.reserve(static_cast<size_t>(std::min<uint64_t>(limit + 1, values.num_values)));
     const char* base = values.data && values.data->size() > 0 ? reinterpret_cast<const char*>(values.data->data())
                                                              : "";
+    VariableWidthSet seen(base, values.offsets, std::min<uint64_t>(limit + 1, values.num_values));
     for (uint64_t i = 0; i < values.num_values && count <= limit; ++i) {
-      if (seen.emplace(base + values.offsets[i], values.offsets[i + 1] - values.offsets[i]).second) ++count;
+      if (seen.Insert(i).second) ++count;
     }
     return count;
   }
@@ -217,17 +275,18 @@ Result<DictionaryPage> DictionaryEncode(const PageValues& values, FileVersion ve
                                                              : "";
     std::vector<uint64_t> dict_offsets{0};
     std::string dict_bytes;
+    VariableWidthSet set(base, values.offsets, 1024);
+    indices.reserve(n * (wide ? 8 : 4));
     for (uint64_t i = 0; i < n; ++i) {
-      std::string_view key(base + values.offsets[i], values.offsets[i + 1] - values.offsets[i]);
-      auto [it, inserted] = ids.emplace(key, ids.size());
+      auto [id, inserted] = set.Insert(i);
       if (inserted) {
-        dict_bytes.append(key);
+        dict_bytes.append(base + values.offsets[i], values.offsets[i + 1] - values.offsets[i]);
         dict_offsets.push_back(dict_bytes.size());
       }
       if (wide) {
-        AppendIndex<int64_t>(&indices, it->second);
+        AppendIndex<int64_t>(&indices, id);
       } else {
-        AppendIndex<int32_t>(&indices, it->second);
+        AppendIndex<int32_t>(&indices, id);
       }
     }
     // Block layout: [width][bytes start][offsets][bytes], u32 or u64 fields.

@@ -318,10 +318,34 @@ Result<PageData> EncodeFullZip(const LeafPath& path, const CompactLevels& levels
   const uint64_t item_bytes = fixed ? values.bits_per_value / 8 * cum_dim : 0;
   const uint64_t length_width = values.bits_per_offset / 8;
 
+  uint64_t fsl_validity_bytes = 0;
+  bool any_fsl_validity = false;
+  {
+    uint64_t dim = 1;
+    for (const auto& l : values.fsl) {
+      dim *= l.dimension;
+      if (l.validity) {
+        fsl_validity_bytes += (dim + 7) / 8;
+        any_fsl_validity = true;
+      }
+    }
+  }
+  // Plain fixed-width values without levels: the zipped bytes are the
+  // values themselves, so the page takes their buffer as it is.
+  std::shared_ptr<arrow::Buffer> plain;
+  if (fixed && !has_rep && word_bytes == 0 && !any_fsl_validity && num_levels == values.num_values &&
+      values.data && values.data->size() >= static_cast<int64_t>(values.num_values * item_bytes)) {
+    plain = arrow::SliceBuffer(values.data, 0, static_cast<int64_t>(values.num_values * item_bytes));
+  }
+
   std::string zipped;
+  // The exact size, so the bytes are copied once.
+  zipped.reserve(plain ? 0
+                 : fixed ? num_levels * word_bytes + values.num_values * (item_bytes + fsl_validity_bytes)
+                         : num_levels * (word_bytes + length_width) + (values.offsets.empty() ? 0 : values.offsets.back()));
   std::vector<uint64_t> row_starts;
-  uint64_t next_value = 0;
-  for (size_t i = 0; i < num_levels; ++i) {
+  uint64_t next_value = plain ? values.num_values : 0;
+  for (size_t i = 0; i < num_levels && !plain; ++i) {
     const uint16_t r = has_rep ? levels.rep[i] : 0;
     const uint16_t d = has_def ? levels.def[i] : 0;
     if (!has_rep || r == row_rep) row_starts.push_back(zipped.size());
@@ -392,7 +416,9 @@ Result<PageData> EncodeFullZip(const LeafPath& path, const CompactLevels& levels
     index.push_back(total);
     buffers.push_back(BytePacked(index, std::max<uint64_t>(total, 1)));
   }
-  return MakePage(layout, num_rows, first_row, std::move(buffers));
+  PageData page = MakePage(layout, num_rows, first_row, std::move(buffers));
+  if (plain) page.buffers[0] = std::move(plain);
+  return page;
 }
 
 // -------------------------------------------------------------- all-null
