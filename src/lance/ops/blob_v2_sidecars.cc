@@ -9,9 +9,7 @@ namespace lance::ops {
 namespace {
 
 std::string SidecarPathIn(const std::string& dir, uint32_t blob_id) {
-  std::string name = dir + "/";
-  for (int bit = 0; bit < 32; ++bit) name += ((blob_id >> bit) & 1) ? '1' : '0';
-  return name + ".blob";
+  return dir + "/" + file::BlobV2SidecarFileName(blob_id);
 }
 
 }  // namespace
