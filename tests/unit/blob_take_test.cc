@@ -1,5 +1,5 @@
 // TakeBlobs end to end on datasets lance-cpp writes: blob v2 values of every
-// stored kind (inline, packed, dedicated) and legacy blob columns,
+// stored kind (inline, packed, dedicated, external) and legacy blob columns,
 // by index, row id and address; corrupt descriptors and missing .blob files
 // give errors naming the file; a take reads only the asked values' bytes.
 #include <gtest/gtest.h>
@@ -299,6 +299,80 @@ TEST_F(BlobTakeTest, MissingAndTruncatedSidecarsAreClearErrors) {
   auto missing = TakeBlobs(ds, "b", {2}, BlobRows::kIndices);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find(dedicated), std::string::npos) << missing.status().ToString();
+}
+
+TEST_F(BlobTakeTest, ExternalUris) {
+  const fs::path ext = dir_ / "external data.bin";
+  std::string bytes(200, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i);
+  std::ofstream(ext, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  // pylance's blob_field shape: data, uri, position, size.
+  arrow::LargeBinaryBuilder data;
+  arrow::StringBuilder uris;
+  arrow::UInt64Builder positions, sizes;
+  const std::string file_uri = "file://" + ext.string();
+  struct Row { std::optional<std::string> data, uri; std::optional<uint64_t> position, size; };
+  std::vector<Row> rows = {{std::nullopt, file_uri, std::nullopt, std::nullopt},
+                           {std::nullopt, file_uri, 10, 5},
+                           {std::string("abc"), std::nullopt, std::nullopt, std::nullopt},
+                           {std::nullopt, ext.string(), 3, 4}};
+  for (const auto& r : rows) {
+    ASSERT_TRUE((r.data ? data.Append(*r.data) : data.AppendNull()).ok());
+    ASSERT_TRUE((r.uri ? uris.Append(*r.uri) : uris.AppendNull()).ok());
+    ASSERT_TRUE((r.position ? positions.Append(*r.position) : positions.AppendNull()).ok());
+    ASSERT_TRUE((r.size ? sizes.Append(*r.size) : sizes.AppendNull()).ok());
+  }
+  auto type = arrow::struct_({arrow::field("data", arrow::large_binary()), arrow::field("uri", arrow::utf8()),
+                              arrow::field("position", arrow::uint64()), arrow::field("size", arrow::uint64())});
+  auto blob = std::make_shared<arrow::StructArray>(
+      type, 4, arrow::ArrayVector{*data.Finish(), *uris.Finish(), *positions.Finish(), *sizes.Finish()});
+  auto meta = arrow::key_value_metadata({"ARROW:extension:name", "ARROW:extension:metadata"}, {"lance.blob.v2", ""});
+  auto table = arrow::Table::Make(arrow::schema({arrow::field("b", type, true, meta)}), {blob});
+
+  // A plain path is no URI, and URIs outside registered bases need consent.
+  auto refused = WriteDataset(std::make_shared<arrow::TableBatchReader>(table), uri_, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("outside registered external bases"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_FALSE(fs::exists(uri_ + "/_versions"));
+  WriteParams allow;
+  allow.allow_external_blob_outside_bases = true;
+  auto plain = WriteDataset(std::make_shared<arrow::TableBatchReader>(table), uri_, allow);
+  ASSERT_FALSE(plain.ok());
+  EXPECT_NE(plain.status().message().find("not a valid absolute URI"), std::string::npos) << plain.status().ToString();
+
+  auto three = table->Slice(0, 3);
+  auto ds = WriteDataset(std::make_shared<arrow::TableBatchReader>(*three), uri_, allow);
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  auto got = TakeBlobs(*ds, "b", {1, 0, 2}, BlobRows::kIndices);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(ToVector(**got), (std::vector<std::optional<std::string>>{bytes.substr(10, 5), bytes, "abc"}));
+  auto located = LocateBlobs(*ds, "b", {0}, BlobRows::kIndices);
+  ASSERT_TRUE(located.ok()) << located.status().ToString();
+  EXPECT_EQ((*located)[0]->size, 200u);
+
+  // A range past the end of the external file.
+  fs::resize_file(ext, 12);
+  auto past = TakeBlobs(*ds, "b", {1}, BlobRows::kIndices);
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find("past the end"), std::string::npos) << past.status().ToString();
+}
+
+TEST_F(BlobTakeTest, UnsupportedSchemeIsAClearError) {
+  arrow::StringBuilder uris;
+  ASSERT_TRUE(uris.Append("s3://bucket/key.bin").ok());
+  auto type = arrow::struct_({arrow::field("data", arrow::large_binary()), arrow::field("uri", arrow::utf8())});
+  auto blob = std::make_shared<arrow::StructArray>(
+      type, 1, arrow::ArrayVector{*arrow::MakeArrayOfNull(arrow::large_binary(), 1), *uris.Finish()});
+  auto meta = arrow::key_value_metadata({"ARROW:extension:name"}, {"lance.blob.v2"});
+  auto table = arrow::Table::Make(arrow::schema({arrow::field("b", type, true, meta)}), {blob});
+  WriteParams allow;
+  allow.allow_external_blob_outside_bases = true;
+  auto ds = WriteDataset(std::make_shared<arrow::TableBatchReader>(table), uri_, allow);
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  auto got = TakeBlobs(*ds, "b", {0}, BlobRows::kIndices);
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("unsupported scheme 's3'"), std::string::npos) << got.status().ToString();
 }
 
 // 100 random rows of 2000: each packed or dedicated value is one read of
