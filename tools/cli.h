@@ -49,6 +49,8 @@ int RunFileWrite(const std::vector<std::string>& argv);
 int RunScan(const std::vector<std::string>& argv);
 int RunTake(const std::vector<std::string>& argv);
 int RunCount(const std::vector<std::string>& argv);
+/// `take-blobs` (tools/take_blobs_command.cc).
+int RunTakeBlobs(const std::vector<std::string>& argv);
 int RunWrite(const std::vector<std::string>& argv);
 int RunDelete(const std::vector<std::string>& argv);
 int RunRestore(const std::vector<std::string>& argv);

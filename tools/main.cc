@@ -16,6 +16,8 @@ constexpr const char* kUsage =
     "       [--with-row-address] [--version V] [--out FILE] [--format csv|json|table]\n"
     "  take URI (--indices I,J,... | --row-ids R,...) [--columns ...] [--out FILE]\n"
     "  count URI [--version V] [--filter PRED]\n"
+    "  take-blobs URI COLUMN (--indices I,J,... | --row-ids R,... | --addresses A,...) [--out FILE]\n"
+    "       blob values as bytes (large_binary), as pylance's take_blobs\n"
     "  write URI --input FILE [--mode create|append|overwrite] [--data-storage-version 2.0|2.1|2.2]\n"
     "       [--enable-stable-row-ids] [--enable-v2-manifest-paths | --disable-v2-manifest-paths]\n"
     "       [--max-rows-per-file N] [--max-bytes-per-file N]   FILE: Arrow IPC file/stream, Parquet, CSV\n"
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
   if (cmd == "scan") return lance::cli::RunScan(args);
   if (cmd == "take") return lance::cli::RunTake(args);
   if (cmd == "count") return lance::cli::RunCount(args);
+  if (cmd == "take-blobs") return lance::cli::RunTakeBlobs(args);
   if (cmd == "write") return lance::cli::RunWrite(args);
   if (cmd == "delete") return lance::cli::RunDelete(args);
   if (cmd == "restore") return lance::cli::RunRestore(args);

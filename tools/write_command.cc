@@ -37,12 +37,13 @@ int RunWrite(const std::vector<std::string>& argv) {
   constexpr const char* kUsage =
       "lance-cpp write URI --input FILE [--mode create|append|overwrite] "
       "[--data-storage-version 2.0|2.1|2.2] [--enable-stable-row-ids] [--enable-v2-manifest-paths] "
+      "[--allow-external-blob-outside-bases] "
       "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N] [--quiet]";
   Args args;
   if (auto err = ParseArgs(argv,
                            {"--input", "--mode", "--data-storage-version", "--max-rows-per-file",
                             "--max-bytes-per-file"},
-                           {"--enable-stable-row-ids", "--enable-v2-manifest-paths",
+                           {"--enable-stable-row-ids", "--enable-v2-manifest-paths", "--allow-external-blob-outside-bases",
                             "--disable-v2-manifest-paths", "--quiet"},
                            &args)) {
     return ReportUsage(err->message, kUsage);
@@ -77,6 +78,7 @@ int RunWrite(const std::vector<std::string>& argv) {
     (std::string(flag) == "--max-rows-per-file" ? params.max_rows_per_file : params.max_bytes_per_file) = *n;
   }
   params.enable_stable_row_ids = args.Has("--enable-stable-row-ids");
+  params.allow_external_blob_outside_bases = args.Has("--allow-external-blob-outside-bases");
   if (args.Has("--enable-v2-manifest-paths") && args.Has("--disable-v2-manifest-paths")) {
     return ReportUsage("--enable-v2-manifest-paths and --disable-v2-manifest-paths exclude each other", kUsage);
   }

@@ -37,6 +37,10 @@ struct WriteParams {
   /// Config entries to set on the new version (merged into existing config).
   std::map<std::string, std::string> config;
   FileWriterOptions file_options;
+  /// Blob v2 external URIs outside the dataset's registered base paths:
+  /// stored as absolute URIs when true, refused when false (pylance's
+  /// allow_external_blob_outside_bases, default false).
+  bool allow_external_blob_outside_bases = false;
   /// Called with the number of rows written so far, after each slice of
   /// rows (at most max_rows_per_group); empty = no reports.
   std::function<void(uint64_t rows_written)> on_progress;

@@ -120,8 +120,8 @@ def test_blob_v2_inline_both_ways(tmp_path):
 
 
 def test_blob_v2_struct_input_and_refusals(tmp_path):
-    """pylance's own blob array as input, both ways; external URIs are
-    refused, nothing left behind."""
+    """pylance's own blob array as input, both ways; external URIs outside
+    registered base paths are refused without consent, nothing left behind."""
     from lance.blob import Blob, blob_array, blob_field
 
     field = blob_field("b", inline_size_threshold=16, dedicated_size_threshold=100)
@@ -148,7 +148,7 @@ def test_blob_v2_struct_input_and_refusals(tmp_path):
     got = _cpp_scan(tmp_path, ref)
     assert got["b"].to_pylist() == lance.dataset(ref).to_table()["b"].to_pylist()
 
-    # An external URI is refused; the .blob files of the rows before it go too.
+    # An external URI outside any base is refused; the .blob files of the rows before it go too.
     before = _files(uri / "data")
     ext = pa.table({"id": pa.array([9, 10], pa.int64()), "b": blob_array([b"p" * 40, Blob.from_uri("file:///x")])},
                    schema=table.schema)

@@ -48,6 +48,12 @@ bool IsBlobV2Descriptor(const Field& field) {
          field.metadata.count(kPackedKey) > 0;
 }
 
+std::string BlobV2SidecarFileName(uint32_t blob_id) {
+  std::string name;
+  for (int bit = 0; bit < 32; ++bit) name += ((blob_id >> bit) & 1) ? '1' : '0';
+  return name + ".blob";
+}
+
 Field BlobV2DescriptorField(const Field& logical) {
   constexpr int32_t kPlain = 1, kVarBinary = 2;  // legacy encodings the reference records
   Field d;

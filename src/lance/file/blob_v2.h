@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "lance/schema.h"
@@ -42,5 +43,10 @@ Field BlobV2DescriptorField(const Field& logical);
 
 /// True for a data file's descriptor field: a packed blob struct.
 bool IsBlobV2Descriptor(const Field& field);
+
+/// The name of a packed or dedicated `.blob` file, inside the directory
+/// named by its data file's stem: the id's 32 bits, least significant
+/// first, then ".blob".
+std::string BlobV2SidecarFileName(uint32_t blob_id);
 
 }  // namespace lance::file

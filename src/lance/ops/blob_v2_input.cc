@@ -1,5 +1,6 @@
 #include "lance/ops/blob_v2_input.h"
 
+#include <cstdint>
 #include <vector>
 
 #include <arrow/array.h>
@@ -27,10 +28,40 @@ const Field* FirstNestedBlob(const std::vector<Field>& fields) {
   return nullptr;
 }
 
+// The row rules pylance enforces on blob v2 input.
+Status CheckBlobRows(const arrow::StructArray& input, const arrow::Array& data, const arrow::Array& uris,
+                     const arrow::UInt64Array& positions, const arrow::UInt64Array& sizes, const std::string& field,
+                     const std::string& uri) {
+  for (int64_t r = 0; r < input.length(); ++r) {
+    if (input.IsNull(r)) continue;
+    const char* wrong = nullptr;
+    if (data.IsValid(r) == uris.IsValid(r)) {
+      wrong = "must set exactly one of `data` and `uri`";
+    } else if (positions.IsValid(r) != sizes.IsValid(r)) {
+      wrong = "must set both `position` and `size`, or neither";
+    } else if (positions.IsValid(r) && data.IsValid(r)) {
+      wrong = "cannot have both inline data and an external range";
+    } else if (sizes.IsValid(r) && sizes.Value(r) == 0) {
+      wrong = "external range `size` must be greater than zero";
+    } else if (positions.IsValid(r) && positions.Value(r) > UINT64_MAX - sizes.Value(r)) {
+      wrong = "external range overflows 64 bits";
+    }
+    if (wrong != nullptr) {
+      return Status::Invalid("cannot write to ", uri, ": blob v2 field '", field, "' row ", r, " ", wrong);
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 std::shared_ptr<arrow::DataType> BlobV2LogicalType() {
   return arrow::struct_({arrow::field("data", arrow::large_binary()), arrow::field("uri", arrow::utf8())});
+}
+
+std::shared_ptr<arrow::DataType> BlobV2WriteType() {
+  return arrow::struct_({arrow::field("data", arrow::large_binary()), arrow::field("uri", arrow::utf8()),
+                         arrow::field("position", arrow::uint64()), arrow::field("size", arrow::uint64())});
 }
 
 std::shared_ptr<arrow::Schema> BlobV2InputSchema(const arrow::Schema& schema) {
@@ -58,18 +89,30 @@ Result<std::shared_ptr<arrow::RecordBatch>> ToBlobV2Input(const std::shared_ptr<
     auto column = columns[i];
     const auto id = column->type_id();
     if (id == arrow::Type::STRUCT) {
-      // pylance's own blob array; its position/size children only slice
-      // external URIs, which the writer refuses.
+      // pylance's own blob array: data or a uri, position/size slicing the uri.
       const auto& input = static_cast<const arrow::StructArray&>(*column);
       auto data = input.GetFieldByName("data");
       auto uris = input.GetFieldByName("uri");
-      if (!data || !uris || data->type_id() != arrow::Type::LARGE_BINARY || uris->type_id() != arrow::Type::STRING) {
+      auto positions = input.GetFieldByName("position");
+      auto sizes = input.GetFieldByName("size");
+      if (!data || !uris || data->type_id() != arrow::Type::LARGE_BINARY || uris->type_id() != arrow::Type::STRING ||
+          (positions && positions->type_id() != arrow::Type::UINT64) ||
+          (sizes && sizes->type_id() != arrow::Type::UINT64) || (positions == nullptr) != (sizes == nullptr)) {
         return Status::TypeError("cannot write to ", uri, ": blob column '", field.name, "' is ",
                                  column->type()->ToString(), " in the input, not binary or a blob v2 struct");
       }
       LANCE_ASSIGN_OR_RAISE(auto flat, input.Flatten());
       data = flat[input.struct_type()->GetFieldIndex("data")];
       uris = flat[input.struct_type()->GetFieldIndex("uri")];
+      if (positions) {
+        positions = flat[input.struct_type()->GetFieldIndex("position")];
+        sizes = flat[input.struct_type()->GetFieldIndex("size")];
+      } else {
+        LANCE_ASSIGN_OR_RAISE(positions, arrow::MakeArrayOfNull(arrow::uint64(), input.length()));
+        LANCE_ASSIGN_OR_RAISE(sizes, arrow::MakeArrayOfNull(arrow::uint64(), input.length()));
+      }
+      LANCE_RETURN_NOT_OK(CheckBlobRows(input, *data, *uris, static_cast<const arrow::UInt64Array&>(*positions),
+                                        static_cast<const arrow::UInt64Array&>(*sizes), field.name, uri));
       std::shared_ptr<arrow::Buffer> validity;
       if (input.null_count() > 0) {
         LANCE_ASSIGN_OR_RAISE(validity, arrow::AllocateEmptyBitmap(input.length()));
@@ -77,9 +120,10 @@ Result<std::shared_ptr<arrow::RecordBatch>> ToBlobV2Input(const std::shared_ptr<
           if (input.IsValid(r)) arrow::bit_util::SetBit(validity->mutable_data(), r);
         }
       }
-      columns[i] = std::make_shared<arrow::StructArray>(BlobV2LogicalType(), input.length(),
-                                                        arrow::ArrayVector{data, uris}, validity, input.null_count());
-      fields[i] = arrow::field(field.name, BlobV2LogicalType(), fields[i]->nullable(), fields[i]->metadata());
+      columns[i] = std::make_shared<arrow::StructArray>(BlobV2WriteType(), input.length(),
+                                                        arrow::ArrayVector{data, uris, positions, sizes}, validity,
+                                                        input.null_count());
+      fields[i] = arrow::field(field.name, BlobV2WriteType(), fields[i]->nullable(), fields[i]->metadata());
       changed = true;
       continue;
     }
@@ -92,6 +136,7 @@ Result<std::shared_ptr<arrow::RecordBatch>> ToBlobV2Input(const std::shared_ptr<
       column = cast;
     }
     LANCE_ASSIGN_OR_RAISE(auto no_uris, arrow::MakeArrayOfNull(arrow::utf8(), column->length()));
+    LANCE_ASSIGN_OR_RAISE(auto no_ranges, arrow::MakeArrayOfNull(arrow::uint64(), column->length()));
     // The struct takes the rows' nulls, in a bitmap of its own from bit 0.
     std::shared_ptr<arrow::Buffer> validity;
     if (column->null_count() > 0) {
@@ -100,11 +145,11 @@ Result<std::shared_ptr<arrow::RecordBatch>> ToBlobV2Input(const std::shared_ptr<
         if (column->IsValid(r)) arrow::bit_util::SetBit(validity->mutable_data(), r);
       }
     }
-    auto logical = std::make_shared<arrow::StructArray>(BlobV2LogicalType(), column->length(),
-                                                        arrow::ArrayVector{column, no_uris}, validity,
-                                                        column->null_count());
+    auto logical = std::make_shared<arrow::StructArray>(BlobV2WriteType(), column->length(),
+                                                        arrow::ArrayVector{column, no_uris, no_ranges, no_ranges},
+                                                        validity, column->null_count());
     columns[i] = logical;
-    fields[i] = arrow::field(field.name, BlobV2LogicalType(), fields[i]->nullable(), fields[i]->metadata());
+    fields[i] = arrow::field(field.name, BlobV2WriteType(), fields[i]->nullable(), fields[i]->metadata());
     changed = true;
   }
   if (!changed) return batch;

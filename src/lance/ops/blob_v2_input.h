@@ -19,11 +19,16 @@ namespace lance::ops {
 /// key) as the blob v2 logical struct, as pylance creates 2.2 datasets.
 std::shared_ptr<arrow::Schema> BlobV2InputSchema(const arrow::Schema& schema);
 
-/// The Arrow type the file writer takes for a blob v2 field.
+/// The logical struct<data, uri> of a blob v2 field.
 std::shared_ptr<arrow::DataType> BlobV2LogicalType();
+/// What the dataset writer takes for a blob v2 field: the logical struct
+/// plus the position/size of external ranges (pylance's blob_field shape).
+std::shared_ptr<arrow::DataType> BlobV2WriteType();
 
 /// `batch` with each column named like a blob v2 field of `schema` given as
-/// the logical struct (binary values become `data`, `uri` stays null).
+/// BlobV2WriteType (binary values become `data`, the rest stays null).
+/// Refuses rows pylance refuses: a valid row must set exactly one of data
+/// and uri; position and size go together, with a uri, and size > 0.
 Result<std::shared_ptr<arrow::RecordBatch>> ToBlobV2Input(const std::shared_ptr<arrow::RecordBatch>& batch,
                                                           const Schema& schema, const std::string& uri);
 

@@ -14,6 +14,7 @@
 
 #include "lance/file/blob_v2.h"
 #include "lance/io/object_store.h"
+#include "lance/ops/blob_v2_external.h"
 #include "lance/schema.h"
 #include "lance/status.h"
 
@@ -25,12 +26,15 @@ std::string BlobV2SidecarPath(const std::string& data_dir, const std::string& st
 class BlobV2Sidecars {
  public:
   /// `dir` is the sidecar directory relative to the store (data/<stem>).
-  BlobV2Sidecars(const io::ObjectStore& store, std::string dir, const Schema& schema)
-      : store_(store), dir_(std::move(dir)), schema_(schema) {}
+  /// `external` says how URIs are stored.
+  BlobV2Sidecars(const io::ObjectStore& store, std::string dir, const Schema& schema,
+                 BlobV2ExternalPolicy external = {})
+      : store_(store), dir_(std::move(dir)), schema_(schema), external_(std::move(external)) {}
 
   /// Writes the large values of `batch`'s blob v2 columns (given as
-  /// struct<data, uri>) to `.blob` files; returns the batch with those rows
-  /// described by kind/blob_id/blob_size/position children.
+  /// struct<data, uri[, position, size]>) to `.blob` files and resolves
+  /// their URIs; returns the batch with those rows described by
+  /// kind/blob_id/blob_size/position/blob_uri children.
   Result<std::shared_ptr<arrow::RecordBatch>> Spill(const std::shared_ptr<arrow::RecordBatch>& batch);
   /// Closes the open pack file.
   Status Finish();
@@ -38,13 +42,13 @@ class BlobV2Sidecars {
   const std::vector<std::string>& created() const { return created_; }
 
  private:
-  Result<std::shared_ptr<arrow::Array>> SpillColumn(const std::shared_ptr<arrow::Array>& column,
-                                                    const file::BlobV2Thresholds& thresholds);
+  Result<std::shared_ptr<arrow::Array>> SpillColumn(const std::shared_ptr<arrow::Array>& column, const Field& field);
   Result<std::string> NewFile(uint32_t blob_id);
 
   const io::ObjectStore& store_;
   std::string dir_;
   const Schema& schema_;
+  BlobV2ExternalPolicy external_;
   uint32_t next_blob_id_ = 1;
   // The open pack file.
   std::shared_ptr<arrow::io::OutputStream> pack_;

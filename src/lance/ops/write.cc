@@ -10,6 +10,7 @@
 
 #include "lance/file/blob_v2.h"
 #include "lance/io/object_store.h"
+#include "lance/ops/blob_v2_external.h"
 #include "lance/ops/blob_v2_input.h"
 #include "lance/ops/blob_v2_sidecars.h"
 #include "lance/txn/commit.h"
@@ -97,8 +98,9 @@ Result<std::shared_ptr<arrow::RecordBatch>> ConformToSchema(const std::shared_pt
 class FragmentWriter {
  public:
   FragmentWriter(const io::ObjectStore& store, const Schema& schema, const WriteParams& params,
-                 FileWriterOptions file_options)
-      : store_(store), schema_(schema), params_(params), file_options_(std::move(file_options)) {}
+                 FileWriterOptions file_options, ops::BlobV2ExternalPolicy external = {})
+      : store_(store), schema_(schema), params_(params), file_options_(std::move(file_options)),
+        external_(std::move(external)) {}
 
   Status Write(std::shared_ptr<arrow::RecordBatch> batch) {
     while (batch->num_rows() > 0) {
@@ -155,7 +157,8 @@ class FragmentWriter {
     sidecars_.reset();
     if (std::any_of(schema_.fields.begin(), schema_.fields.end(), file::IsBlobV2Field)) {
       const std::string stem = name_.substr(0, name_.size() - std::string(".lance").size());
-      sidecars_ = std::make_unique<ops::BlobV2Sidecars>(store_, std::string(kDataDir) + "/" + stem, schema_);
+      sidecars_ =
+          std::make_unique<ops::BlobV2Sidecars>(store_, std::string(kDataDir) + "/" + stem, schema_, external_);
     }
     rows_ = 0;
     bytes_ = 0;
@@ -192,6 +195,7 @@ class FragmentWriter {
   const Schema& schema_;
   const WriteParams& params_;
   FileWriterOptions file_options_;
+  ops::BlobV2ExternalPolicy external_;  // how blob v2 URIs are stored
   std::unique_ptr<FileWriter> writer_;
   std::unique_ptr<ops::BlobV2Sidecars> sidecars_;  // of the open data file
   std::vector<std::string> sidecar_files_;         // of the finished ones
@@ -283,7 +287,7 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
     LANCE_RETURN_NOT_OK(ops::CheckBlobV2Writable(schema, uri));
     std::vector<std::shared_ptr<arrow::Field>> fields = target->fields();
     for (size_t i = 0; i < schema.fields.size() && i < fields.size(); ++i) {
-      if (file::IsBlobV2Field(schema.fields[i])) fields[i] = fields[i]->WithType(ops::BlobV2LogicalType());
+      if (file::IsBlobV2Field(schema.fields[i])) fields[i] = fields[i]->WithType(ops::BlobV2WriteType());
     }
     target = arrow::schema(fields, target->metadata());
   } else if (const Field* blob = FirstBlobV2Field(schema.fields)) {
@@ -293,7 +297,10 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
 
   FileWriterOptions file_options = params.file_options;
   file_options.version = storage_version;
-  FragmentWriter writer(*store, schema, params, file_options);
+  ops::BlobV2ExternalPolicy external;
+  if (base) external.bases = base->file.manifest.base_paths;
+  external.allow_outside_bases = params.allow_external_blob_outside_bases;
+  FragmentWriter writer(*store, schema, params, file_options, std::move(external));
   auto written = WriteAll(*data, writer, schema, appending, *target, uri);
   if (!written.ok()) {
     writer.RemoveFiles();

@@ -57,6 +57,8 @@ class BlobV2Encoder : public FieldEncoder {
     auto spilled_size = ChildOf<arrow::UInt64Array>(input, *struct_type, "blob_size", arrow::Type::UINT64);
     auto spilled_position = ChildOf<arrow::UInt64Array>(input, *struct_type, "position", arrow::Type::UINT64);
     const bool has_spilled = spilled_kind && spilled_id && spilled_size && spilled_position;
+    // External rows also carry the URI as stored (absolute, or relative to a base path).
+    auto spilled_uri = ChildOf<arrow::StringArray>(input, *struct_type, "blob_uri", arrow::Type::STRING);
     if (out_of_line_ == nullptr) {
       return Status::Invalid("blob v2 field '", name_, "': the writer gave no place for out-of-line values");
     }
@@ -77,13 +79,14 @@ class BlobV2Encoder : public FieldEncoder {
         positions.UnsafeAppend(spilled_position->IsValid(i) ? spilled_position->Value(i) : 0);
         sizes.UnsafeAppend(spilled_size->Value(i));
         blob_ids.UnsafeAppend(spilled_id->Value(i));
-        LANCE_RETURN_NOT_OK(blob_uris.Append(""));
+        LANCE_RETURN_NOT_OK(blob_uris.Append(spilled_uri && spilled_uri->IsValid(i) ? spilled_uri->GetView(i)
+                                                                                      : std::string_view()));
         continue;
       }
       if (input.IsValid(i)) {
         if (uri.IsValid(i)) {
-          return Status::NotImplemented("blob v2 field '", name_, "', row ", i,
-                                        ": lance-cpp does not write external (URI) blobs yet");
+          return Status::Invalid("blob v2 field '", name_, "', row ", i,
+                                 ": an external URI must be resolved by the dataset writer first");
         }
         if (data.IsValid(i)) {
           size = static_cast<uint64_t>(data.value_length(i));

@@ -1,8 +1,9 @@
 // Blob v2 columns (2.2 files): each row of the logical struct<data, uri>
 // becomes a descriptor {kind, position, size, blob_id, blob_uri} encoded as
 // a packed struct; inline bytes go out of line into the data file itself.
-// Rows the dataset writer already put into .blob files arrive with their
-// kind, blob id, size and position; external URIs are refused.
+// Rows the dataset writer already put into .blob files or resolved as
+// external URIs arrive with their kind, blob id, size, position (and
+// blob_uri); an unresolved URI is refused.
 #pragma once
 
 #include <memory>
