@@ -24,6 +24,7 @@ uint64_t RandomId() {
 }  // namespace
 
 Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predicate) {
+  scan::FilterSetupInBackground filter_setup;  // while the manifest is read
   LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
   LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
   if (!base) return Status::IOError("dataset not found: ", uri);

@@ -1,6 +1,7 @@
 #include "lance/scan/matching_rows.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
@@ -8,6 +9,7 @@
 #include <arrow/util/thread_pool.h>
 
 #include "lance/file/version.h"
+#include "lance/scan/filter_functions.h"
 #include "lance/scan/filter_parser.h"
 #include "lance/scan/fragment_reader.h"
 #include "lance/util/parallel.h"
@@ -57,7 +59,21 @@ void AppendSelected(const arrow::Datum& mask, uint64_t first_row, int64_t rows,
                                             });
 }
 
+std::atomic<bool> filter_setup_done{false};
+
 }  // namespace
+
+FilterSetupInBackground::FilterSetupInBackground() {
+  if (filter_setup_done.load(std::memory_order_relaxed)) return;
+  thread_ = std::thread([] {
+    (void)filter::EnsureFilterFunctions();  // its error, if any, comes again from ParseFilter
+    filter_setup_done = true;
+  });
+}
+
+FilterSetupInBackground::~FilterSetupInBackground() {
+  if (thread_.joinable()) thread_.join();
+}
 
 Result<std::vector<std::vector<uint32_t>>> MatchingRows(const Dataset& dataset, const std::string& filter,
                                                         arrow::MemoryPool* pool) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <arrow/memory_pool.h>
@@ -19,5 +20,19 @@ namespace lance::scan {
 /// and fragments (large ones in parts) are evaluated on all cores.
 Result<std::vector<std::vector<uint32_t>>> MatchingRows(const Dataset& dataset, const std::string& filter,
                                                         arrow::MemoryPool* pool = arrow::default_memory_pool());
+
+/// Builds what filters need once per process (Arrow's compute registry,
+/// milliseconds) on a background thread, so a caller can overlap it with
+/// reading the manifest; does nothing once built. Joins on destruction.
+class FilterSetupInBackground {
+ public:
+  FilterSetupInBackground();
+  ~FilterSetupInBackground();
+  FilterSetupInBackground(const FilterSetupInBackground&) = delete;
+  FilterSetupInBackground& operator=(const FilterSetupInBackground&) = delete;
+
+ private:
+  std::thread thread_;
+};
 
 }  // namespace lance::scan
