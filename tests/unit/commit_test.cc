@@ -317,6 +317,39 @@ TEST_F(CommitTest, RacingDeletesOfOneFragmentConflict) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "_transactions"), {}), 3);
 }
 
+TEST_F(CommitTest, GivenLatestIsUsedOnceAndReloadedWhenStale) {
+  ASSERT_TRUE(Create({HandMade("f0", 10)}).ok());
+  auto base = txn::LoadLatestForWrite(*store_);
+  ASSERT_TRUE(base.ok() && base->has_value());
+  Fragment f = (*base)->file.manifest.fragments[0];
+  DeletionFile del;
+  del.read_version = 1;
+  del.id = 7;
+  del.num_deleted_rows = 1;
+  f.deletion_file = del;
+  // Another writer appends after `base` was loaded: the delete must land on
+  // top of it, not replace it.
+  ASSERT_TRUE(txn::Commit(*store_, txn::Transaction::Make(1, txn::Append{{HandMade("x", 1)}})).ok());
+  txn::CommitOptions options;
+  options.latest = &**base;
+  auto r = txn::Commit(*store_, txn::Transaction::Make(1, txn::Delete{{f}, {}, "a = 1"}), options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->version, 3u);
+  const Manifest& m = Load(3).manifest;
+  ASSERT_EQ(m.fragments.size(), 2u);
+  EXPECT_EQ(m.fragments[0].deletion_file->id, 7u);
+  EXPECT_EQ(m.fragments[1].files[0].path, "x.lance");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "_transactions"), {}), 3);
+  // A fresh one is used as is.
+  auto latest = txn::LoadLatestForWrite(*store_);
+  ASSERT_TRUE(latest.ok() && latest->has_value());
+  options.latest = &**latest;
+  auto append = txn::Commit(*store_, txn::Transaction::Make(3, txn::Append{{HandMade("y", 2)}}), options);
+  ASSERT_TRUE(append.ok()) << append.status().ToString();
+  EXPECT_EQ(append->version, 4u);
+  EXPECT_EQ(Load(4).manifest.fragments.size(), 3u);
+}
+
 TEST_F(CommitTest, AppendAfterOverwriteConflicts) {
   ASSERT_TRUE(Create({HandMade("f0", 1)}).ok());
   ASSERT_TRUE(txn::Commit(*store_, txn::Transaction::Make(1, txn::Overwrite{{HandMade("o", 1)}, TwoColumns(), {}})).ok());

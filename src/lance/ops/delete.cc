@@ -1,15 +1,11 @@
 // Delete: rows matching a predicate are marked in each fragment's deletion
 // file (the old set plus the new rows); fully deleted fragments are removed.
-#include <arrow/array.h>
-#include <arrow/record_batch.h>
-
-#include <map>
 #include <random>
 
 #include "lance/dataset.h"
 #include "lance/io/object_store.h"
 #include "lance/operations.h"
-#include "lance/scanner.h"
+#include "lance/scan/matching_rows.h"
 #include "lance/table/deletion_vector.h"
 #include "lance/txn/commit.h"
 
@@ -20,34 +16,6 @@ namespace {
 // it holds more than this many rows, then as a bitmap (.bin), never back.
 constexpr uint64_t kBitmapThreshold = 5000;
 
-// Row addresses where `predicate` holds, grouped by fragment id.
-Result<std::map<uint64_t, std::vector<uint32_t>>> MatchingOffsets(
-    const std::shared_ptr<Dataset>& dataset, const std::string& predicate) {
-  std::map<uint64_t, std::vector<uint32_t>> out;
-  const auto& fields = dataset->manifest().schema.fields;
-  if (fields.empty()) return out;
-  ScanOptions options;
-  options.columns = {fields.front().name};
-  options.filter = predicate;
-  options.with_row_address = true;
-  LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(options).ToReader());
-  while (true) {
-    std::shared_ptr<arrow::RecordBatch> batch;
-    LANCE_RETURN_NOT_OK(reader->ReadNext(&batch));
-    if (!batch) break;
-    auto column = batch->GetColumnByName("_rowaddr");
-    if (!column || column->type_id() != arrow::Type::UINT64) {
-      return Status::Invalid("delete: the scan of ", dataset->uri(), " returned no _rowaddr column");
-    }
-    const auto& addrs = static_cast<const arrow::UInt64Array&>(*column);
-    for (int64_t i = 0; i < addrs.length(); ++i) {
-      const uint64_t a = addrs.Value(i);
-      out[a >> 32].push_back(static_cast<uint32_t>(a & 0xFFFFFFFFu));
-    }
-  }
-  return out;
-}
-
 uint64_t RandomId() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   return rng();
@@ -56,6 +24,7 @@ uint64_t RandomId() {
 }  // namespace
 
 Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predicate) {
+  scan::FilterSetupInBackground filter_setup;  // while the manifest is read
   LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
   LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
   if (!base) return Status::IOError("dataset not found: ", uri);
@@ -63,19 +32,20 @@ Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predi
   OpenOptions open;
   open.version = std::to_string(read_version);
   LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri, open));
-  LANCE_ASSIGN_OR_RAISE(auto matches, MatchingOffsets(dataset, predicate));
+  LANCE_ASSIGN_OR_RAISE(auto matches, scan::MatchingRows(*dataset, predicate));
 
   DeleteResult result;
   result.version = read_version;
   txn::Delete op;
   op.predicate = predicate;
-  for (const auto& fragment : dataset->manifest().fragments) {
-    auto it = matches.find(fragment.id);
-    if (it == matches.end()) continue;
+  const auto& fragments = dataset->manifest().fragments;
+  for (size_t i = 0; i < fragments.size(); ++i) {
+    const Fragment& fragment = fragments[i];
+    if (matches[i].empty()) continue;
     LANCE_ASSIGN_OR_RAISE(auto old_rows, dataset->DeletedRows(fragment));
     auto deleted = table::DeletionVector::FromOffsets(old_rows);
     const uint64_t before = deleted.Cardinality();
-    for (uint32_t offset : it->second) deleted.Add(offset);
+    for (uint32_t offset : matches[i]) deleted.Add(offset);
     result.num_deleted_rows += deleted.Cardinality() - before;
     LANCE_ASSIGN_OR_RAISE(uint64_t physical_rows, dataset->PhysicalRows(fragment));
     if (deleted.Cardinality() >= physical_rows) {
@@ -108,7 +78,9 @@ Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predi
   std::vector<std::string> written;
   for (const auto& f : op.updated_fragments) written.push_back(f.deletion_file->RelativePath(f.id));
   auto t = txn::Transaction::Make(read_version, std::move(op));
-  auto committed = txn::Commit(*store, std::move(t));
+  txn::CommitOptions commit_options;
+  commit_options.latest = &*base;
+  auto committed = txn::Commit(*store, std::move(t), commit_options);
   if (!committed.ok()) {
     for (const auto& path : written) (void)store->Delete(path);  // no manifest refers to them
     return committed.status();

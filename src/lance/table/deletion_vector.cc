@@ -67,7 +67,11 @@ Result<DeletionVector> DeletionVector::FromArrowIpc(std::string_view bytes,
   if (!bytes.empty()) std::memcpy(buffer->mutable_data(), bytes.data(), bytes.size());
 
   auto source = std::make_shared<arrow::io::BufferReader>(buffer);
-  auto opened = arrow::ipc::RecordBatchFileReader::Open(source);
+  // One small column: no thread pool, which also makes this safe to call
+  // from pool threads (a pool thread must never wait on the pool).
+  auto options = arrow::ipc::IpcReadOptions::Defaults();
+  options.use_threads = false;
+  auto opened = arrow::ipc::RecordBatchFileReader::Open(source, options);
   if (!opened.ok()) return context(opened.status());
   std::shared_ptr<arrow::ipc::RecordBatchFileReader> reader = *opened;
 

@@ -53,7 +53,10 @@ std::optional<ManifestLocation> ParseManifestFileName(std::string_view name) {
   return loc;
 }
 
-Result<std::vector<ManifestLocation>> ListManifests(const io::ObjectStore& store) {
+namespace {
+
+// Every committed version, ascending; empty when there is none.
+Result<std::vector<ManifestLocation>> ListCommitted(const io::ObjectStore& store) {
   LANCE_ASSIGN_OR_RAISE(auto files, store.ListFiles(std::string(kVersionsDir)));
   std::vector<ManifestLocation> out;
   for (const auto& f : files) {
@@ -61,9 +64,6 @@ Result<std::vector<ManifestLocation>> ListManifests(const io::ObjectStore& store
     if (!loc) continue;
     loc->size = f.size;
     out.push_back(std::move(*loc));
-  }
-  if (out.empty()) {
-    return Status::IOError("dataset not found: no manifest in ", store.FullPath(std::string(kVersionsDir)));
   }
   for (const auto& loc : out) {
     if (loc.naming != out.front().naming) {
@@ -77,9 +77,25 @@ Result<std::vector<ManifestLocation>> ListManifests(const io::ObjectStore& store
   return out;
 }
 
+}  // namespace
+
+Result<std::vector<ManifestLocation>> ListManifests(const io::ObjectStore& store) {
+  LANCE_ASSIGN_OR_RAISE(auto out, ListCommitted(store));
+  if (out.empty()) {
+    return Status::IOError("dataset not found: no manifest in ", store.FullPath(std::string(kVersionsDir)));
+  }
+  return out;
+}
+
 Result<ManifestLocation> LatestManifest(const io::ObjectStore& store) {
   LANCE_ASSIGN_OR_RAISE(auto all, ListManifests(store));
   return all.back();
+}
+
+Result<std::optional<ManifestLocation>> FindLatestManifest(const io::ObjectStore& store) {
+  LANCE_ASSIGN_OR_RAISE(auto all, ListCommitted(store));
+  if (all.empty()) return std::optional<ManifestLocation>();
+  return std::optional<ManifestLocation>(std::move(all.back()));
 }
 
 Result<ManifestLocation> FindManifest(const io::ObjectStore& store, uint64_t version) {

@@ -40,6 +40,8 @@ Result<std::vector<ManifestLocation>> ListManifests(const io::ObjectStore& store
 
 /// The newest committed version.
 Result<ManifestLocation> LatestManifest(const io::ObjectStore& store);
+/// The same, or nothing when there is no committed version (one listing).
+Result<std::optional<ManifestLocation>> FindLatestManifest(const io::ObjectStore& store);
 
 /// The manifest of `version`, which must exist.
 Result<ManifestLocation> FindManifest(const io::ObjectStore& store, uint64_t version);

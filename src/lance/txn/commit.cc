@@ -164,12 +164,9 @@ Result<BaseVersion> LoadVersion(const io::ObjectStore& store, const table::Manif
 }
 
 Result<std::optional<BaseVersion>> LoadLatestForWrite(const io::ObjectStore& store) {
-  LANCE_ASSIGN_OR_RAISE(auto files, store.ListFiles(kVersionsDir));
-  bool any = false;
-  for (const auto& f : files) any |= table::ParseManifestFileName(f.name).has_value();
-  if (!any) return std::optional<BaseVersion>();
-  LANCE_ASSIGN_OR_RAISE(auto latest, table::LatestManifest(store));
-  LANCE_ASSIGN_OR_RAISE(auto base, LoadVersion(store, latest));
+  LANCE_ASSIGN_OR_RAISE(auto latest, table::FindLatestManifest(store));
+  if (!latest) return std::optional<BaseVersion>();
+  LANCE_ASSIGN_OR_RAISE(auto base, LoadVersion(store, *latest));
   return std::optional<BaseVersion>(std::move(base));
 }
 
@@ -177,8 +174,18 @@ Result<CommitResult> Commit(const io::ObjectStore& store, Transaction txn, const
   const bool is_append = std::holds_alternative<Append>(txn.operation);
   const int attempts = std::max(options.max_attempts, 1);
   uint64_t checked_up_to = txn.read_version;
+  // The caller's copy of the latest version stands in for the first load;
+  // if it is stale, the create-if-absent below fails and the loop reloads.
+  const BaseVersion* given_base = options.latest;
+  if (given_base && given_base->location.version != txn.read_version) given_base = nullptr;
   for (int attempt = 0; attempt < attempts; ++attempt) {
-    LANCE_ASSIGN_OR_RAISE(auto base, LoadLatestForWrite(store));
+    const bool trusting_given = given_base != nullptr;
+    std::optional<BaseVersion> loaded;
+    if (!trusting_given) {
+      LANCE_ASSIGN_OR_RAISE(loaded, LoadLatestForWrite(store));
+    }
+    given_base = nullptr;  // once
+    const BaseVersion* base = trusting_given ? options.latest : (loaded ? &*loaded : nullptr);
     const uint64_t latest = base ? base->location.version : 0;
     if (base && txn.read_version == 0) {
       // Read version 0 means the writer saw no dataset: it creates one.
@@ -218,6 +225,12 @@ Result<CommitResult> Commit(const io::ObjectStore& store, Transaction txn, const
       (void)store.Delete(std::string(kTransactionsDir) + "/" + txn.FileName());
     }
     if (!put.IsAlreadyExists()) return put;
+    if (trusting_given) {
+      // Another writer committed after the caller loaded: check against it
+      // and rebuild, as if nothing had been given. Not an attempt of its own.
+      --attempt;
+      continue;
+    }
     if (!base) {
       return CommitConflict("dataset " + store.uri() + " was created concurrently by another writer");
     }

@@ -18,6 +18,8 @@
 
 namespace lance::txn {
 
+struct BaseVersion;
+
 struct CommitOptions {
   /// Naming of a dataset's first manifest; existing datasets keep theirs.
   /// pylance 14 names new datasets the V2 way.
@@ -30,6 +32,10 @@ struct CommitOptions {
   std::string data_storage_version;
   /// Attempts for an Append that loses the race for its version.
   int max_attempts = 20;
+  /// The latest version as the caller loaded it (LoadLatestForWrite) for
+  /// the transaction's read version, so the first attempt neither lists nor
+  /// reads _versions/ again. Not owned; null = load it.
+  const BaseVersion* latest = nullptr;
 };
 
 /// The newest version of a dataset, loaded for writing.

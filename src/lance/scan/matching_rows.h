@@ -1,0 +1,38 @@
+// The rows a predicate selects, as fragment offsets: what delete (and any
+// operation that marks rows rather than reads them) needs from a scan.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <arrow/memory_pool.h>
+
+#include "lance/dataset.h"
+#include "lance/status.h"
+
+namespace lance::scan {
+
+/// The physical offsets, ascending, of the live rows where `filter` (SQL, as
+/// ScanOptions::filter) is true: one list per fragment of the manifest, in
+/// its order. Only the columns the filter names are read, no row is copied,
+/// and fragments (large ones in parts) are evaluated on all cores.
+Result<std::vector<std::vector<uint32_t>>> MatchingRows(const Dataset& dataset, const std::string& filter,
+                                                        arrow::MemoryPool* pool = arrow::default_memory_pool());
+
+/// Builds what filters need once per process (Arrow's compute registry,
+/// milliseconds) on a background thread, so a caller can overlap it with
+/// reading the manifest; does nothing once built. Joins on destruction.
+class FilterSetupInBackground {
+ public:
+  FilterSetupInBackground();
+  ~FilterSetupInBackground();
+  FilterSetupInBackground(const FilterSetupInBackground&) = delete;
+  FilterSetupInBackground& operator=(const FilterSetupInBackground&) = delete;
+
+ private:
+  std::thread thread_;
+};
+
+}  // namespace lance::scan
