@@ -1,6 +1,6 @@
 # lance-cpp: top-level driver over CMake.
 #   make            install what is missing, build, leave build/bin/lance-cpp
-#   make demo       build if needed, make a sample dataset and inspect it
+#   make demo       build the CLI alone if needed, then walk a sample dataset through its life
 #   make test       every test: GoogleTest through ctest, then the pytest interop suite
 #   make test-asan  the same suite built with ASan+UBSan
 #   make bench      read benchmarks, lance-cpp beside pylance (BENCH_ARGS="--rows N")
@@ -25,7 +25,9 @@ $(BUILD)/build.ninja: | deps
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# Only the CLI: the demo needs no test or benchmark binary.
+demo: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target lance-cpp
 	@bash scripts/demo.sh $(BUILD)/bin/lance-cpp $(URI)
 
 unit: build
