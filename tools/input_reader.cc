@@ -7,6 +7,8 @@
 
 #ifdef LANCE_HAVE_PARQUET
 #include <parquet/arrow/reader.h>
+#include <parquet/file_reader.h>
+#include <parquet/metadata.h>
 #endif
 
 namespace lance::cli {
@@ -43,7 +45,11 @@ class IpcFileBatches : public arrow::RecordBatchReader {
 
 }  // namespace
 
-Result<std::shared_ptr<arrow::RecordBatchReader>> OpenInput(const std::string& path) {
+Result<std::shared_ptr<arrow::RecordBatchReader>> OpenInput(const std::string& path,
+                                                            std::optional<uint64_t>* num_rows) {
+  std::optional<uint64_t> ignored;
+  if (!num_rows) num_rows = &ignored;
+  num_rows->reset();
   auto opened = arrow::io::ReadableFile::Open(path);
   if (!opened.ok()) return Status::IOError("cannot open input ", path, ": ", opened.status().message());
   std::shared_ptr<arrow::io::ReadableFile> file = *opened;
@@ -61,12 +67,17 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenInput(const std::string& p
   if (head == "ARROW1") {
     auto reader = arrow::ipc::RecordBatchFileReader::Open(file);
     if (!reader.ok()) return wrap(reader.status(), "an Arrow IPC file");
+    // From the batches' metadata alone.
+    auto rows = (*reader)->CountRows();
+    if (!rows.ok()) return wrap(rows.status(), "an Arrow IPC file");
+    *num_rows = static_cast<uint64_t>(*rows);
     return std::make_shared<IpcFileBatches>(*reader);
   }
   if (head.rfind("PAR1", 0) == 0) {
 #ifdef LANCE_HAVE_PARQUET
     auto reader = parquet::arrow::OpenFile(file, arrow::default_memory_pool());
     if (!reader.ok()) return wrap(reader.status(), "Parquet");
+    *num_rows = static_cast<uint64_t>((*reader)->parquet_reader()->metadata()->num_rows());
     // Row group by row group; the batches keep the file reader alive.
     auto batches = (*reader)->GetRecordBatchReader();
     if (!batches.ok()) return wrap(batches.status(), "Parquet");
@@ -93,6 +104,7 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenInput(const std::string& p
     if (!reader.ok()) return wrap(reader.status(), "CSV");
     auto table = (*reader)->Read();
     if (!table.ok()) return wrap(table.status(), "CSV");
+    *num_rows = static_cast<uint64_t>((*table)->num_rows());
     return FromTable(*table);
   }
   // Otherwise an Arrow IPC stream (the format with no magic at the start).

@@ -2,7 +2,9 @@
 // (when built with libparquet) or CSV, chosen by content and extension.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <arrow/record_batch.h>
@@ -11,6 +13,10 @@
 
 namespace lance::cli {
 
-Result<std::shared_ptr<arrow::RecordBatchReader>> OpenInput(const std::string& path);
+/// The rows of `path`. `num_rows`, when given, is set to how many rows it
+/// holds where the format says so without reading them (an Arrow IPC file,
+/// Parquet, CSV once parsed), else to nullopt (an Arrow IPC stream).
+Result<std::shared_ptr<arrow::RecordBatchReader>> OpenInput(const std::string& path,
+                                                            std::optional<uint64_t>* num_rows = nullptr);
 
 }  // namespace lance::cli

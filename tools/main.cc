@@ -20,17 +20,18 @@ constexpr const char* kUsage =
     "       blob values as bytes (large_binary), as pylance's take_blobs\n"
     "  write URI --input FILE [--mode create|append|overwrite] [--data-storage-version 2.0|2.1|2.2]\n"
     "       [--enable-stable-row-ids] [--enable-v2-manifest-paths | --disable-v2-manifest-paths]\n"
-    "       [--max-rows-per-file N] [--max-bytes-per-file N]   FILE: Arrow IPC file/stream, Parquet, CSV\n"
-    "  delete URI PRED                      delete the rows where PRED holds\n"
+    "       [--max-rows-per-file N] [--max-bytes-per-file N] [--quiet]   FILE: Arrow IPC file/stream, Parquet, CSV\n"
+    "  delete URI PRED [--quiet]            delete the rows where PRED holds\n"
     "  restore URI VERSION                  commit an old version's content as the latest\n"
     "  tag URI create NAME VERSION | tag URI delete NAME | tag URI list\n"
     "  file inspect IN.lance [--json]       footer version, columns, pages, encodings, global buffers\n"
     "  file read IN.lance [--out FILE] [--format csv|json|table]\n"
     "  file write IN.arrow OUT.lance [--version 2.0|2.1|2.2] [--max-page-bytes N] [--data-cache-bytes N]\n"
-    "  update URI --set COL=EXPR [--set ...] [--where PRED]   prints the rows updated\n"
+    "  update URI --set COL=EXPR [--set ...] [--where PRED] [--quiet]\n"
     "  merge-insert URI --on KEY[,KEY] --input FILE [--when-matched-update-all]\n"
-    "       [--when-not-matched-insert-all] [--when-not-matched-by-source-delete [PRED]]\n"
-    "  cleanup URI --older-than DURATION [--delete-unverified]   DURATION: seconds or N[s|m|h|d|w]\n";
+    "       [--when-not-matched-insert-all] [--when-not-matched-by-source-delete [PRED]] [--quiet]\n"
+    "  cleanup URI --older-than DURATION [--delete-unverified] [--quiet]   DURATION: seconds or N[s|m|h|d|w]\n"
+    "Long ones draw a progress bar on stderr when it is a terminal, unless --quiet.\n";
 
 }  // namespace
 

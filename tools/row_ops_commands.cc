@@ -5,15 +5,18 @@
 #include "cli.h"
 #include "lance/row_ops.h"
 #include "input_reader.h"
+#include "progress_bar.h"
 
 namespace lance::cli {
 namespace {
 
-constexpr const char* kUpdateUsage = "lance-cpp update URI --set COL=EXPR [--set ...] [--where PRED]";
+constexpr const char* kUpdateUsage =
+    "lance-cpp update URI --set COL=EXPR [--set ...] [--where PRED] [--quiet]";
 constexpr const char* kMergeInsertUsage =
     "lance-cpp merge-insert URI --on KEY[,KEY] --input FILE [--when-matched-update-all] "
-    "[--when-not-matched-insert-all] [--when-not-matched-by-source-delete [PRED]]";
-constexpr const char* kCleanupUsage = "lance-cpp cleanup URI --older-than DURATION [--delete-unverified]";
+    "[--when-not-matched-insert-all] [--when-not-matched-by-source-delete [PRED]] [--quiet]";
+constexpr const char* kCleanupUsage =
+    "lance-cpp cleanup URI --older-than DURATION [--delete-unverified] [--quiet]";
 
 std::vector<std::string> SplitCommas(const std::string& s) {
   std::vector<std::string> out;
@@ -76,10 +79,14 @@ int RunUpdate(const std::vector<std::string>& argv) {
     set.emplace_back(column, value);
   }
   Args args;
-  if (auto err = ParseArgs(rest, {"--where"}, {}, &args)) return ReportUsage(err->message, kUpdateUsage);
+  if (auto err = ParseArgs(rest, {"--where"}, {"--quiet"}, &args)) return ReportUsage(err->message, kUpdateUsage);
   if (args.positional.size() != 1) return ReportUsage("update takes exactly one URI", kUpdateUsage);
   if (set.empty()) return ReportUsage("update needs at least one --set", kUpdateUsage);
-  auto result = UpdateRows(args.positional[0], set, args.Get("--where"));
+  ProgressBar bar(args.Has("--quiet"));
+  UpdateOptions options;
+  options.progress = bar.Callback();
+  auto result = UpdateRows(args.positional[0], set, args.Get("--where"), options);
+  bar.Clear();
   if (!result.ok()) return ReportError(result.status());
   std::cout << result->num_rows_updated << "\n";
   return kExitOk;
@@ -90,7 +97,7 @@ int RunMergeInsert(const std::vector<std::string>& argv) {
   // it, when the command line has one positional more than the URI.
   const std::vector<std::string> values = {"--on", "--input"};
   const std::vector<std::string> switches = {"--when-matched-update-all", "--when-not-matched-insert-all",
-                                             "--when-not-matched-by-source-delete"};
+                                             "--when-not-matched-by-source-delete", "--quiet"};
   Args trial;
   std::vector<std::string> plain;
   for (const auto& a : argv) {
@@ -129,7 +136,10 @@ int RunMergeInsert(const std::vector<std::string>& argv) {
   params.when_not_matched_insert_all = args.Has("--when-not-matched-insert-all");
   auto input = OpenInput(args.Get("--input"));
   if (!input.ok()) return ReportError(input.status());
+  ProgressBar bar(args.Has("--quiet"));
+  params.progress = bar.Callback();
   auto result = MergeInsert(args.positional[0], *input, params);
+  bar.Clear();
   if (!result.ok()) return ReportError(result.status());
   std::cout << "inserted " << result->num_inserted_rows << "\nupdated " << result->num_updated_rows
             << "\ndeleted " << result->num_deleted_rows << "\n";
@@ -138,7 +148,7 @@ int RunMergeInsert(const std::vector<std::string>& argv) {
 
 int RunCleanup(const std::vector<std::string>& argv) {
   Args args;
-  if (auto err = ParseArgs(argv, {"--older-than"}, {"--delete-unverified"}, &args)) {
+  if (auto err = ParseArgs(argv, {"--older-than"}, {"--delete-unverified", "--quiet"}, &args)) {
     return ReportUsage(err->message, kCleanupUsage);
   }
   if (args.positional.size() != 1) return ReportUsage("cleanup takes exactly one URI", kCleanupUsage);
@@ -148,7 +158,11 @@ int RunCleanup(const std::vector<std::string>& argv) {
     return ReportUsage("--older-than needs seconds or N[s|m|h|d|w], got '" + args.Get("--older-than") + "'",
                        kCleanupUsage);
   }
-  auto result = CleanupOldVersions(args.positional[0], seconds, args.Has("--delete-unverified"));
+  ProgressBar bar(args.Has("--quiet"));
+  CleanupOptions options;
+  options.progress = bar.Callback();
+  auto result = CleanupOldVersions(args.positional[0], seconds, args.Has("--delete-unverified"), options);
+  bar.Clear();
   if (!result.ok()) return ReportError(result.status());
   std::cout << "old_versions " << result->old_versions << "\ndata_files " << result->data_files
             << "\ndeletion_files " << result->deletion_files << "\ntransaction_files "

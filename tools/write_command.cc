@@ -1,12 +1,10 @@
 // `lance-cpp write`, `delete`, `restore` and `tag`: the commands that commit.
-#include <unistd.h>
-
 #include <charconv>
-#include <chrono>
 #include <iostream>
 
 #include "cli.h"
 #include "input_reader.h"
+#include "progress_bar.h"
 #include "lance/dataset.h"
 #include "lance/operations.h"
 #include "lance/write.h"
@@ -84,21 +82,13 @@ int RunWrite(const std::vector<std::string>& argv) {
   }
   params.enable_v2_manifest_paths = !args.Has("--disable-v2-manifest-paths");
 
-  // A progress line on a terminal only, and not with --quiet.
-  const bool show_progress = !args.Has("--quiet") && ::isatty(STDERR_FILENO);
-  auto last = std::chrono::steady_clock::now();
-  if (show_progress) {
-    params.on_progress = [&](uint64_t rows) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now - last < std::chrono::milliseconds(200)) return;
-      last = now;
-      std::cerr << "\rwriting: " << rows << " rows" << std::flush;
-    };
-  }
-  auto input = OpenInput(args.Get("--input"));
+  // The bar on a terminal only, and not with --quiet.
+  ProgressBar bar(args.Has("--quiet"));
+  params.progress = bar.Callback();
+  auto input = OpenInput(args.Get("--input"), &params.expected_rows);
   if (!input.ok()) return ReportError(input.status());
   auto ds = WriteDataset(*input, args.positional[0], params);
-  if (show_progress) std::cerr << "\r\033[K" << std::flush;  // clear the progress line
+  bar.Clear();
   if (!ds.ok()) return ReportError(ds.status());
   std::cout << "wrote version " << (*ds)->version() << " of " << args.positional[0] << ": "
             << (*ds)->manifest().fragments.size() << " fragments, " << LiveRows(**ds) << " rows\n";
@@ -106,11 +96,15 @@ int RunWrite(const std::vector<std::string>& argv) {
 }
 
 int RunDelete(const std::vector<std::string>& argv) {
-  constexpr const char* kUsage = "lance-cpp delete URI PRED";
+  constexpr const char* kUsage = "lance-cpp delete URI PRED [--quiet]";
   Args args;
-  if (auto err = ParseArgs(argv, {}, {}, &args)) return ReportUsage(err->message, kUsage);
+  if (auto err = ParseArgs(argv, {}, {"--quiet"}, &args)) return ReportUsage(err->message, kUsage);
   if (args.positional.size() != 2) return ReportUsage("delete takes a URI and a predicate", kUsage);
-  auto result = DeleteRows(args.positional[0], args.positional[1]);
+  ProgressBar bar(args.Has("--quiet"));
+  DeleteOptions options;
+  options.progress = bar.Callback();
+  auto result = DeleteRows(args.positional[0], args.positional[1], options);
+  bar.Clear();
   if (!result.ok()) return ReportError(result.status());
   if (!result->committed) {
     std::cout << "deleted 0 rows; version " << result->version << " unchanged\n";

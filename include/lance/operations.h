@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "lance/progress.h"
 #include "lance/status.h"
 
 namespace lance {
@@ -18,10 +19,17 @@ struct DeleteResult {
   bool committed = false;
 };
 
+struct DeleteOptions {
+  /// Reports stage "scanning" in rows (every physical row of the version,
+  /// total known) as the predicate is evaluated; empty = no reports.
+  ProgressCallback progress;
+};
+
 /// Deletes the rows of the latest version where `predicate` (SQL, see the
 /// CLI contract) is true. Deleted offsets are merged into each fragment's
 /// deletion file; a fragment left without live rows is removed.
-Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predicate);
+Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predicate,
+                                const DeleteOptions& options = {});
 
 /// Commits the content of `version` as the new latest version; returns it.
 Result<uint64_t> RestoreVersion(const std::string& uri, uint64_t version);

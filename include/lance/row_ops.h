@@ -12,6 +12,7 @@
 
 #include <arrow/record_batch.h>
 
+#include "lance/progress.h"
 #include "lance/status.h"
 
 namespace lance {
@@ -22,13 +23,22 @@ struct UpdateResult {
   uint64_t version = 0;
 };
 
+struct UpdateOptions {
+  /// Reports in rows, total known: "scanning" (the position in the
+  /// version's physical rows) while the predicate's columns are read to
+  /// find few matching rows, then "updating" as rows are rewritten (the
+  /// matched rows when few, else again the position in the version's
+  /// physical rows); empty = no reports.
+  ProgressCallback progress;
+};
+
 /// UPDATE ... SET col = value, ... WHERE predicate, as pylance's update:
 /// matching rows are rewritten into new fragments and deleted where they
 /// were. Values and predicate use the SQL of the CLI contract; an empty
 /// predicate matches every row. Updated rows keep their stable row ids.
 Result<UpdateResult> UpdateRows(const std::string& uri,
                                 const std::vector<std::pair<std::string, std::string>>& set,
-                                const std::string& predicate = "");
+                                const std::string& predicate = "", const UpdateOptions& options = {});
 
 struct MergeInsertParams {
   /// Key columns the source is joined with the table on.
@@ -38,6 +48,10 @@ struct MergeInsertParams {
   bool when_not_matched_by_source_delete = false;
   /// With the above: only target rows where this holds are deleted.
   std::string when_not_matched_by_source_predicate;
+  /// Reports stage "matching" in rows (the target's live rows, total
+  /// known) as the keys are joined, then "writing" (the rows updated and
+  /// inserted, total known); empty = no reports.
+  ProgressCallback progress;
 };
 
 struct MergeInsertResult {
@@ -69,11 +83,18 @@ struct CleanupResult {
   uint64_t index_files = 0;
 };
 
+struct CleanupOptions {
+  /// Reports stage "reading versions" in versions (every manifest, total
+  /// known), then "removing" in files (manifests and files removed, total
+  /// known); empty = no reports.
+  ProgressCallback progress;
+};
+
 /// Removes versions whose manifest is older than `older_than_seconds`
 /// (except the latest and tagged ones) and every file that only removed
 /// versions reference. Files no manifest references are removed only when
 /// older than 7 days, or `delete_unverified`, as the reference does.
 Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_than_seconds,
-                                         bool delete_unverified = false);
+                                         bool delete_unverified = false, const CleanupOptions& options = {});
 
 }  // namespace lance

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,6 +14,7 @@
 
 #include "lance/dataset.h"
 #include "lance/file_writer.h"
+#include "lance/progress.h"
 #include "lance/status.h"
 
 namespace lance {
@@ -41,9 +41,12 @@ struct WriteParams {
   /// stored as absolute URIs when true, refused when false (pylance's
   /// allow_external_blob_outside_bases, default false).
   bool allow_external_blob_outside_bases = false;
-  /// Called with the number of rows written so far, after each slice of
-  /// rows (at most max_rows_per_group); empty = no reports.
-  std::function<void(uint64_t rows_written)> on_progress;
+  /// Reports stage "writing" in rows after each slice of rows written (at
+  /// most max_rows_per_group); empty = no reports.
+  ProgressCallback progress;
+  /// The number of rows `data` holds, when the caller knows it (an Arrow
+  /// IPC or Parquet file does): reported as the total of `progress`.
+  std::optional<uint64_t> expected_rows;
 };
 
 /// Writes `data` to `uri` per `params.mode` and returns the new version.

@@ -13,6 +13,7 @@
 #include "lance/table/manifest_location.h"
 #include "lance/table/tags.h"
 #include "lance/txn/commit.h"
+#include "lance/util/progress_reporter.h"
 
 namespace lance {
 namespace {
@@ -80,7 +81,7 @@ bool Referenced(Kind kind, const std::string& relative, const ReferencedFiles& r
 }  // namespace
 
 Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_than_seconds,
-                                         bool delete_unverified) {
+                                         bool delete_unverified, const CleanupOptions& options) {
   if (older_than_seconds < 0) return Status::Invalid("cleanup of ", uri, ": older-than must not be negative");
   LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
   LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
@@ -103,8 +104,10 @@ Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_t
   std::optional<int64_t> earliest_kept;
   std::optional<int64_t> latest_removed;
   LANCE_ASSIGN_OR_RAISE(auto locations, table::ListManifests(*store));
+  util::ProgressStage reading(options.progress, "reading versions", "versions", locations.size());
   for (const auto& location : locations) {
     LANCE_ASSIGN_OR_RAISE(auto version, txn::LoadVersion(*store, location));
+    reading.Add(1);
     const int64_t timestamp = version.file.manifest.timestamp_nanos.value_or(0);
     const bool keep = location.version >= latest || tagged.count(location.version) > 0 || timestamp >= cutoff;
     Collect(version.file, keep ? &kept : &verified);
@@ -156,12 +159,17 @@ Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_t
   }
   // Manifests go first: a version whose manifest is gone no longer needs
   // its files, while files gone under a listed manifest would break it.
+  util::ProgressStage removing(options.progress, "removing", "files", old_manifests.size() + to_remove.size());
   for (const auto& location : old_manifests) {
     LANCE_RETURN_NOT_OK(store->Delete(location.path));
     ++result.old_versions;
     if (location.size > 0) result.bytes_removed += static_cast<uint64_t>(location.size);
+    removing.Add(1);
   }
-  for (const auto& relative : to_remove) LANCE_RETURN_NOT_OK(store->Delete(relative));
+  for (const auto& relative : to_remove) {
+    LANCE_RETURN_NOT_OK(store->Delete(relative));
+    removing.Add(1);
+  }
   return result;
 }
 

@@ -8,6 +8,7 @@
 #include "lance/scan/matching_rows.h"
 #include "lance/table/deletion_vector.h"
 #include "lance/txn/commit.h"
+#include "lance/util/progress_reporter.h"
 
 namespace lance {
 namespace {
@@ -23,7 +24,8 @@ uint64_t RandomId() {
 
 }  // namespace
 
-Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predicate) {
+Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predicate,
+                                const DeleteOptions& options) {
   scan::FilterSetupInBackground filter_setup;  // while the manifest is read
   LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
   LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
@@ -32,7 +34,17 @@ Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predi
   OpenOptions open;
   open.version = std::to_string(read_version);
   LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri, open));
-  LANCE_ASSIGN_OR_RAISE(auto matches, scan::MatchingRows(*dataset, predicate));
+  uint64_t physical_total = 0;
+  if (options.progress) {
+    for (const auto& f : dataset->manifest().fragments) {
+      LANCE_ASSIGN_OR_RAISE(uint64_t rows, dataset->PhysicalRows(f));
+      physical_total += rows;
+    }
+  }
+  util::ProgressStage scanning(options.progress, "scanning", "rows", physical_total);
+  LANCE_ASSIGN_OR_RAISE(auto matches, scan::MatchingRows(*dataset, predicate, arrow::default_memory_pool(),
+                                                         &scanning));
+  scanning.Finish();
 
   DeleteResult result;
   result.version = read_version;

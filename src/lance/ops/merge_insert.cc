@@ -27,6 +27,7 @@
 #include "lance/row_ops.h"
 #include "lance/scanner.h"
 #include "lance/txn/commit.h"
+#include "lance/util/progress_reporter.h"
 
 namespace lance {
 namespace {
@@ -532,6 +533,12 @@ Result<Plan> MakePlan(const std::shared_ptr<Dataset>& dataset, const SourceRows&
   scan.with_row_id = stable;
   scan.with_row_address = true;
   LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
+  std::optional<uint64_t> target_rows;
+  if (params.progress) {
+    LANCE_ASSIGN_OR_RAISE(int64_t live, ScanBuilder(dataset).CountRows());
+    target_rows = static_cast<uint64_t>(live);
+  }
+  util::ProgressStage matching(params.progress, "matching", "rows", target_rows);
   // Matches the rows of one target batch; `find(i)` gives row i's source
   // row (-1 if none) and whether several source rows have its key.
   auto match = [&](const arrow::RecordBatch& batch, auto&& find) -> Status {
@@ -576,6 +583,7 @@ Result<Plan> MakePlan(const std::shared_ptr<Dataset>& dataset, const SourceRows&
         return target_keys.Encode(i, &key) ? by_key->Find(key) : kNoMatch;
       }));
     }
+    matching.Add(static_cast<uint64_t>(batch->num_rows()));
   }
   if (params.when_not_matched_insert_all) {
     for (int64_t i = 0; i < source.num_rows(); ++i) {
@@ -633,12 +641,18 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
   for (const auto& field : schema->fields()) {
     if (source_columns->GetFieldIndex(field->name()) < 0) kept_columns.push_back(field->name());
   }
+  util::ProgressStage writing(params.progress, "writing", "rows",
+                              plan.update_source_rows.size() + plan.insert_source_rows.size());
   auto write = [&](ops::NewFragmentWriter& writer, const std::vector<int64_t>& source_rows,
                    const std::vector<uint64_t>* target_row_addrs) -> Result<std::vector<Fragment>> {
     if (source_rows.empty()) return writer.Finish();
     LANCE_ASSIGN_OR_RAISE(auto batches, rows.Gather(source_rows));
     if (!partial) {
-      for (auto& batch : batches) LANCE_RETURN_NOT_OK(writer.Write(std::move(batch)));
+      for (auto& batch : batches) {
+        const auto n = static_cast<uint64_t>(batch->num_rows());
+        LANCE_RETURN_NOT_OK(writer.Write(std::move(batch)));
+        writing.Add(n);
+      }
       return writer.Finish();
     }
     // One batch, to line up with the target rows' kept values.
@@ -656,7 +670,9 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
       }
     }
     LANCE_ASSIGN_OR_RAISE(batch, CompleteRows(batch, kept, schema));
+    const auto n = static_cast<uint64_t>(batch->num_rows());
     LANCE_RETURN_NOT_OK(writer.Write(std::move(batch)));
+    writing.Add(n);
     return writer.Finish();
   };
   auto updated = write(updated_writer, plan.update_source_rows, &plan.update_row_addrs);

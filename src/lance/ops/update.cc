@@ -5,6 +5,7 @@
 #include <arrow/compute/expression.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -15,6 +16,7 @@
 #include "lance/scan/filter_parser.h"
 #include "lance/scanner.h"
 #include "lance/txn/commit.h"
+#include "lance/util/progress_reporter.h"
 
 namespace lance {
 namespace {
@@ -89,6 +91,34 @@ constexpr size_t kTakeBatchRows = 8192;
 // Above this share of the rows, reading everything beats taking the matches.
 constexpr double kMaxTakeShare = 0.1;
 
+// Where a scan is in the version: the physical rows before a row address
+// (for progress, which a filtered scan gives no other sign of).
+class ScanPosition {
+ public:
+  static Result<ScanPosition> Of(const Dataset& dataset) {
+    ScanPosition out;
+    for (const auto& f : dataset.manifest().fragments) {
+      out.start_[f.id] = out.total_;
+      LANCE_ASSIGN_OR_RAISE(uint64_t rows, dataset.PhysicalRows(f));
+      out.total_ += rows;
+    }
+    return out;
+  }
+  uint64_t total() const { return total_; }
+  /// The rows up to and including the last row of `batch` (with "_rowaddr").
+  uint64_t After(const arrow::RecordBatch& batch) const {
+    if (batch.num_rows() == 0) return 0;
+    const auto& addrs = static_cast<const arrow::UInt64Array&>(*batch.GetColumnByName("_rowaddr"));
+    const uint64_t last = addrs.Value(addrs.length() - 1);
+    auto it = start_.find(last >> 32);
+    return it == start_.end() ? 0 : it->second + (last & 0xFFFFFFFFu) + 1;
+  }
+
+ private:
+  std::map<uint64_t, uint64_t> start_;  // fragment id -> physical rows before it
+  uint64_t total_ = 0;
+};
+
 struct Matches {
   std::vector<uint64_t> row_ids;
   std::vector<uint64_t> row_addrs;
@@ -99,7 +129,8 @@ struct Matches {
 // late materialization does); nullopt when every column is better read in
 // one scan (no predicate, one that names no column, or many matches).
 Result<std::optional<Matches>> FindMatches(const std::shared_ptr<Dataset>& dataset, const arrow::Schema& schema,
-                                           const std::string& predicate) {
+                                           const std::string& predicate, const ScanPosition& position,
+                                           const ProgressCallback& progress) {
   if (predicate.empty()) return std::nullopt;
   auto parsed = scan::ParseFilter(predicate, schema);
   // A bad predicate fails in the scan, with the scanner's message.
@@ -112,6 +143,7 @@ Result<std::optional<Matches>> FindMatches(const std::shared_ptr<Dataset>& datas
   scan.with_row_id = true;
   scan.with_row_address = true;
   LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
+  util::ProgressStage scanning(progress, "scanning", "rows", position.total());
   Matches matches;
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
@@ -119,7 +151,9 @@ Result<std::optional<Matches>> FindMatches(const std::shared_ptr<Dataset>& datas
     if (!batch) break;
     AppendU64(batch->GetColumnByName("_rowid"), &matches.row_ids);
     AppendU64(batch->GetColumnByName("_rowaddr"), &matches.row_addrs);
+    scanning.AdvanceTo(position.After(*batch));
   }
+  scanning.Finish();
   LANCE_ASSIGN_OR_RAISE(int64_t total, ScanBuilder(dataset).CountRows());
   if (static_cast<double>(matches.row_addrs.size()) > kMaxTakeShare * static_cast<double>(total)) {
     return std::nullopt;
@@ -130,7 +164,7 @@ Result<std::optional<Matches>> FindMatches(const std::shared_ptr<Dataset>& datas
 // One attempt: read the latest version, rewrite, commit on top of it.
 Result<UpdateResult> UpdateOnce(const std::string& uri,
                                 const std::vector<std::pair<std::string, std::string>>& set,
-                                const std::string& predicate) {
+                                const std::string& predicate, const UpdateOptions& options) {
   LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
   LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
   if (!base) return Status::IOError("dataset not found: ", uri);
@@ -151,7 +185,11 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   const bool stable = ops::UsesStableRowIds(*dataset);
   const bool blob_v2 = ops::HasBlobV2Columns(*dataset);
 
-  LANCE_ASSIGN_OR_RAISE(auto matches, FindMatches(dataset, *schema, predicate));
+  ScanPosition position;
+  if (options.progress) {
+    LANCE_ASSIGN_OR_RAISE(position, ScanPosition::Of(*dataset));
+  }
+  LANCE_ASSIGN_OR_RAISE(auto matches, FindMatches(dataset, *schema, predicate, position, options.progress));
 
   ops::NewFragmentWriter writer(*store, dataset->manifest().schema, storage_version);
   std::vector<uint64_t> row_ids;
@@ -170,12 +208,14 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
       // Few rows match: take just them, a batch at a time.
       row_ids = std::move(matches->row_ids);
       row_addrs = std::move(matches->row_addrs);
+      util::ProgressStage updating(options.progress, "updating", "rows", row_addrs.size());
       for (size_t at = 0; at < row_addrs.size(); at += kTakeBatchRows) {
         const size_t n = std::min(kTakeBatchRows, row_addrs.size() - at);
         std::vector<uint64_t> addrs(row_addrs.begin() + at, row_addrs.begin() + at + n);
         LANCE_ASSIGN_OR_RAISE(auto rows, ops::TakeByAddress(dataset, addrs, {}));
         LANCE_ASSIGN_OR_RAISE(auto batch, rows->CombineChunksToBatch());
         LANCE_RETURN_NOT_OK(rewrite(batch, addrs));
+        updating.Add(n);
       }
       return writer.Finish();
     }
@@ -184,6 +224,8 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
     scan.with_row_id = true;
     scan.with_row_address = true;
     LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
+    // Progress by position: the scan returns only the rows it updates.
+    util::ProgressStage updating(options.progress, "updating", "rows", position.total());
     while (true) {
       std::shared_ptr<arrow::RecordBatch> batch;
       LANCE_RETURN_NOT_OK(reader->ReadNext(&batch));
@@ -195,7 +237,9 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
       std::vector<uint64_t> addrs;
       if (blob_v2) addrs.assign(row_addrs.begin() + static_cast<std::ptrdiff_t>(first), row_addrs.end());
       LANCE_RETURN_NOT_OK(rewrite(batch, addrs));
+      updating.AdvanceTo(position.After(*batch));
     }
+    updating.Finish();
     return writer.Finish();
   }();
   if (!written.ok()) {
@@ -228,12 +272,12 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
 
 Result<UpdateResult> UpdateRows(const std::string& uri,
                                 const std::vector<std::pair<std::string, std::string>>& set,
-                                const std::string& predicate) {
+                                const std::string& predicate, const UpdateOptions& options) {
   // A version committed meanwhile that touched the same fragments is a
   // conflict; the reference then runs the whole update again.
   Status last;
   for (int attempt = 0; attempt < ops::kConflictRetries; ++attempt) {
-    auto result = UpdateOnce(uri, set, predicate);
+    auto result = UpdateOnce(uri, set, predicate, options);
     if (result.ok() || !txn::IsCommitConflict(result.status())) return result;
     last = result.status();
   }

@@ -14,6 +14,7 @@
 #include "lance/ops/blob_v2_input.h"
 #include "lance/ops/blob_v2_sidecars.h"
 #include "lance/txn/commit.h"
+#include "lance/util/progress_reporter.h"
 #include "lance/write.h"
 
 namespace lance {
@@ -116,8 +117,7 @@ class FragmentWriter {
       }
       LANCE_RETURN_NOT_OK(writer_->Write(*encoded));
       rows_ += static_cast<uint64_t>(take);
-      total_rows_ += static_cast<uint64_t>(take);
-      if (params_.on_progress) params_.on_progress(total_rows_);
+      progress_.Add(static_cast<uint64_t>(take));
       // The bytes the slice refers to: a slice's parent buffers counted
       // whole would end files after a few slices of a large batch.
       auto part_bytes = arrow::util::ReferencedBufferSize(*part);
@@ -202,7 +202,7 @@ class FragmentWriter {
   std::string name_;
   uint64_t rows_ = 0;
   uint64_t bytes_ = 0;
-  uint64_t total_rows_ = 0;
+  util::ProgressStage progress_{params_.progress, "writing", "rows", params_.expected_rows};
   std::vector<Fragment> fragments_;
   std::vector<std::string> created_;
 };

@@ -76,7 +76,7 @@ FilterSetupInBackground::~FilterSetupInBackground() {
 }
 
 Result<std::vector<std::vector<uint32_t>>> MatchingRows(const Dataset& dataset, const std::string& filter,
-                                                        arrow::MemoryPool* pool) {
+                                                        arrow::MemoryPool* pool, util::ProgressStage* progress) {
   const Manifest& manifest = dataset.manifest();
   const auto& fragments = manifest.fragments;
   std::vector<std::vector<uint32_t>> out(fragments.size());
@@ -143,6 +143,7 @@ Result<std::vector<std::vector<uint32_t>>> MatchingRows(const Dataset& dataset, 
         return Status::Invalid("filter '", filter, "' on ", dataset.uri(), " did not give booleans");
       }
       AppendSelected(mask, lo, batch->num_rows(), dels, &next_deleted, &selected[p]);
+      if (progress) progress->Add(count);
     }
     return Status::OK();
   }));

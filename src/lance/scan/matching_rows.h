@@ -11,6 +11,7 @@
 
 #include "lance/dataset.h"
 #include "lance/status.h"
+#include "lance/util/progress_reporter.h"
 
 namespace lance::scan {
 
@@ -18,8 +19,11 @@ namespace lance::scan {
 /// ScanOptions::filter) is true: one list per fragment of the manifest, in
 /// its order. Only the columns the filter names are read, no row is copied,
 /// and fragments (large ones in parts) are evaluated on all cores.
+/// `progress`, when given, gets the rows of each window evaluated (every
+/// physical row once, deleted ones included).
 Result<std::vector<std::vector<uint32_t>>> MatchingRows(const Dataset& dataset, const std::string& filter,
-                                                        arrow::MemoryPool* pool = arrow::default_memory_pool());
+                                                        arrow::MemoryPool* pool = arrow::default_memory_pool(),
+                                                        util::ProgressStage* progress = nullptr);
 
 /// Builds what filters need once per process (Arrow's compute registry,
 /// milliseconds) on a background thread, so a caller can overlap it with
