@@ -5,6 +5,8 @@
 #include <ctime>
 #include <iostream>
 
+#include "lance/dataset.h"
+
 namespace lance::cli {
 
 std::optional<UsageError> ParseArgs(const std::vector<std::string>& argv,
@@ -56,6 +58,20 @@ std::string FormatTimestamp(int64_t nanos) {
                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
                 static_cast<long long>(rem / 1000));
   return buf;
+}
+
+std::string Counted(uint64_t n, const std::string& singular, const std::string& plural) {
+  return std::to_string(n) + " " + (n == 1 ? singular : plural.empty() ? singular + "s" : plural);
+}
+
+void PrintChange(const std::string& what, uint64_t version, bool committed) {
+  std::cout << what << "; " << (committed ? "new version " : "version ") << version
+            << (committed ? "" : " unchanged") << "\n";
+}
+
+Result<uint64_t> LatestVersion(const std::string& uri) {
+  LANCE_ASSIGN_OR_RAISE(auto ds, Dataset::Open(uri));
+  return ds->version();
 }
 
 int ReportError(const Status& status) {

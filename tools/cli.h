@@ -60,6 +60,18 @@ int RunUpdate(const std::vector<std::string>& argv);
 int RunMergeInsert(const std::vector<std::string>& argv);
 int RunCleanup(const std::vector<std::string>& argv);
 
+/// "1 row", "2 rows" (`plural` defaults to `singular` + "s").
+std::string Counted(uint64_t n, const std::string& singular, const std::string& plural = "");
+
+/// The one line every writing command prints on stdout: what it changed,
+/// then "; new version N" for the version it committed, or "; version N
+/// unchanged" (the latest version) when it committed none. E.g.
+/// "updated 5 rows; new version 4", "deleted 0 rows; version 3 unchanged".
+void PrintChange(const std::string& what, uint64_t version, bool committed);
+
+/// The latest version of the dataset at `uri`.
+Result<uint64_t> LatestVersion(const std::string& uri);
+
 /// Prints "error: ..." for a failed Status and returns kExitError.
 int ReportError(const Status& status);
 /// Prints "error: ..." and the command's usage, returns kExitUsage.

@@ -31,6 +31,7 @@ constexpr const char* kUsage =
     "  merge-insert URI --on KEY[,KEY] --input FILE [--when-matched-update-all]\n"
     "       [--when-not-matched-insert-all] [--when-not-matched-by-source-delete [PRED]] [--quiet]\n"
     "  cleanup URI --older-than DURATION [--delete-unverified] [--quiet]   DURATION: seconds or N[s|m|h|d|w]\n"
+    "Writing commands print one line: what changed, then '; new version N' or '; version N unchanged'.\n"
     "Long ones draw a progress bar on stderr when it is a terminal, unless --quiet.\n";
 
 }  // namespace

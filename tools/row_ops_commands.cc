@@ -88,7 +88,7 @@ int RunUpdate(const std::vector<std::string>& argv) {
   auto result = UpdateRows(args.positional[0], set, args.Get("--where"), options);
   bar.Clear();
   if (!result.ok()) return ReportError(result.status());
-  std::cout << result->num_rows_updated << "\n";
+  PrintChange("updated " + Counted(result->num_rows_updated, "row"), result->version, true);
   return kExitOk;
 }
 
@@ -141,8 +141,9 @@ int RunMergeInsert(const std::vector<std::string>& argv) {
   auto result = MergeInsert(args.positional[0], *input, params);
   bar.Clear();
   if (!result.ok()) return ReportError(result.status());
-  std::cout << "inserted " << result->num_inserted_rows << "\nupdated " << result->num_updated_rows
-            << "\ndeleted " << result->num_deleted_rows << "\n";
+  PrintChange("inserted " + Counted(result->num_inserted_rows, "row") + ", updated " +
+                  Counted(result->num_updated_rows, "row") + ", deleted " + Counted(result->num_deleted_rows, "row"),
+              result->version, true);
   return kExitOk;
 }
 
@@ -164,10 +165,13 @@ int RunCleanup(const std::vector<std::string>& argv) {
   auto result = CleanupOldVersions(args.positional[0], seconds, args.Has("--delete-unverified"), options);
   bar.Clear();
   if (!result.ok()) return ReportError(result.status());
-  std::cout << "old_versions " << result->old_versions << "\ndata_files " << result->data_files
-            << "\ndeletion_files " << result->deletion_files << "\ntransaction_files "
-            << result->transaction_files << "\nindex_files " << result->index_files << "\nbytes_removed "
-            << result->bytes_removed << "\n";
+  auto latest = LatestVersion(args.positional[0]);
+  if (!latest.ok()) return ReportError(latest.status());
+  PrintChange("removed " + Counted(result->old_versions, "old version") + ", " +
+                  Counted(result->data_files, "data file") + ", " + Counted(result->deletion_files, "deletion file") +
+                  ", " + Counted(result->transaction_files, "transaction file") + ", " +
+                  Counted(result->index_files, "index file") + " (" + Counted(result->bytes_removed, "byte") + ")",
+              *latest, false);
   return kExitOk;
 }
 

@@ -1,4 +1,5 @@
 // `lance-cpp write`, `delete`, `restore` and `tag`: the commands that commit.
+#include <algorithm>
 #include <charconv>
 #include <iostream>
 
@@ -19,15 +20,6 @@ std::optional<uint64_t> ParseU64(const std::string& s) {
   return v;
 }
 
-uint64_t LiveRows(const Dataset& ds) {
-  uint64_t rows = 0;
-  for (const auto& f : ds.manifest().fragments) {
-    auto physical = ds.PhysicalRows(f);
-    auto deleted = ds.NumDeletedRows(f);
-    if (physical.ok() && deleted.ok()) rows += *physical - *deleted;
-  }
-  return rows;
-}
 
 }  // namespace
 
@@ -90,8 +82,27 @@ int RunWrite(const std::vector<std::string>& argv) {
   auto ds = WriteDataset(*input, args.positional[0], params);
   bar.Clear();
   if (!ds.ok()) return ReportError(ds.status());
-  std::cout << "wrote version " << (*ds)->version() << " of " << args.positional[0] << ": "
-            << (*ds)->manifest().fragments.size() << " fragments, " << LiveRows(**ds) << " rows\n";
+  // What this write added: every fragment of a new or overwritten dataset,
+  // else those above the previous version's (the one it committed on).
+  std::optional<uint64_t> previous_max;
+  if (params.mode == WriteMode::kAppend && (*ds)->version() > 1) {
+    OpenOptions at;
+    at.version = std::to_string((*ds)->version() - 1);
+    auto before = Dataset::Open(args.positional[0], at);
+    if (!before.ok()) return ReportError(before.status());
+    for (const auto& f : (*before)->manifest().fragments) {
+      previous_max = std::max(previous_max.value_or(0), f.id);
+    }
+  }
+  uint64_t rows = 0, fragments = 0;
+  for (const auto& f : (*ds)->manifest().fragments) {
+    if (previous_max && f.id <= *previous_max) continue;
+    auto physical = (*ds)->PhysicalRows(f);
+    if (!physical.ok()) return ReportError(physical.status());
+    rows += *physical;
+    ++fragments;
+  }
+  PrintChange("wrote " + Counted(rows, "row") + " in " + Counted(fragments, "fragment"), (*ds)->version(), true);
   return kExitOk;
 }
 
@@ -106,11 +117,7 @@ int RunDelete(const std::vector<std::string>& argv) {
   auto result = DeleteRows(args.positional[0], args.positional[1], options);
   bar.Clear();
   if (!result.ok()) return ReportError(result.status());
-  if (!result->committed) {
-    std::cout << "deleted 0 rows; version " << result->version << " unchanged\n";
-  } else {
-    std::cout << "deleted " << result->num_deleted_rows << " rows; new version " << result->version << "\n";
-  }
+  PrintChange("deleted " + Counted(result->num_deleted_rows, "row"), result->version, result->committed);
   return kExitOk;
 }
 
@@ -123,7 +130,7 @@ int RunRestore(const std::vector<std::string>& argv) {
   if (!version) return ReportUsage("VERSION must be a version number, not '" + args.positional[1] + "'", kUsage);
   auto result = RestoreVersion(args.positional[0], *version);
   if (!result.ok()) return ReportError(result.status());
-  std::cout << "restored version " << *version << " as version " << *result << "\n";
+  PrintChange("restored version " + std::to_string(*version), *result, true);
   return kExitOk;
 }
 
@@ -146,14 +153,18 @@ int RunTag(const std::vector<std::string>& argv) {
     if (!version) return ReportUsage("VERSION must be a version number, not '" + p[3] + "'", kUsage);
     Status st = CreateTag(uri, p[2], *version);
     if (!st.ok()) return ReportError(st);
-    std::cout << "created tag " << p[2] << " on version " << *version << "\n";
+    auto latest = LatestVersion(uri);
+    if (!latest.ok()) return ReportError(latest.status());
+    PrintChange("created tag " + p[2] + " on version " + std::to_string(*version), *latest, false);
     return kExitOk;
   }
   if (action == "delete") {
     if (p.size() != 3) return ReportUsage("tag delete takes NAME", kUsage);
     Status st = DeleteTag(uri, p[2]);
     if (!st.ok()) return ReportError(st);
-    std::cout << "deleted tag " << p[2] << "\n";
+    auto latest = LatestVersion(uri);
+    if (!latest.ok()) return ReportError(latest.status());
+    PrintChange("deleted tag " + p[2], *latest, false);
     return kExitOk;
   }
   if (p.size() != 2) return ReportUsage("tag list takes no more arguments", kUsage);

@@ -21,6 +21,7 @@ import pytest
 
 import lance
 
+from cli_output import parse_change
 from conftest import assert_clean_failure, assert_view_matches, pylance_view
 
 VERSIONS = ["2.0", "2.1", "2.2"]
@@ -148,7 +149,7 @@ def test_update(pair, lance_cpp, tmp_path):
                             "--where", "id % 3 = 0 AND id < 700")
     expected = lance.dataset(theirs).update({"v": "v * 2 + 1", "s": "'x' || s"},
                                             where="id % 3 = 0 AND id < 700")
-    assert int(proc.stdout.strip()) == expected["num_rows_updated"] > 0
+    assert parse_change(proc.stdout).count("updated") == expected["num_rows_updated"] > 0
     assert_same(lance_cpp, ours, theirs, stable, tmp_path)
     assert_same_transaction(ours, theirs)
     assert_inspect_matches(lance_cpp, ours)
@@ -168,7 +169,7 @@ def test_update(pair, lance_cpp, tmp_path):
     # column, then taken by address.
     proc = lance_cpp.run_ok("update", ours, "--set", "f = f * 2", "--set", "tags = NULL", "--where", "id % 20 = 3")
     expected = lance.dataset(theirs).update({"f": "f * 2", "tags": "NULL"}, where="id % 20 = 3")
-    assert int(proc.stdout.strip()) == expected["num_rows_updated"] > 0
+    assert parse_change(proc.stdout).count("updated") == expected["num_rows_updated"] > 0
     assert_same(lance_cpp, ours, theirs, stable, tmp_path)
     assert_same_transaction(ours, theirs)
 
@@ -180,7 +181,7 @@ def test_update(pair, lance_cpp, tmp_path):
     # Every row, no predicate; then pylance carries on.
     proc = lance_cpp.run_ok("update", ours, "--set", "f = -f")
     lance.dataset(theirs).update({"f": "-f"})
-    assert int(proc.stdout.strip()) == lance.dataset(ours).count_rows()
+    assert parse_change(proc.stdout).count("updated") == lance.dataset(ours).count_rows()
     assert_same(lance_cpp, ours, theirs, stable, tmp_path)
 
     further_pylance_changes(ours, 1)
@@ -214,8 +215,9 @@ def test_merge_insert(pair, lance_cpp, tmp_path, mode):
         w.write_table(source, max_chunksize=40)
     proc = lance_cpp.run_ok("merge-insert", ours, "--on", "id", "--input", source_path, *flags)
     expected = build(lance.dataset(theirs).merge_insert("id")).execute(source)
-    counts = dict(line.split() for line in proc.stdout.splitlines())
-    assert {k: int(v) for k, v in counts.items()} == {
+    change = parse_change(proc.stdout)
+    assert change.committed and change.version == lance.dataset(ours).version
+    assert {k: change.count(k) for k in ("inserted", "updated", "deleted")} == {
         "inserted": expected["num_inserted_rows"],
         "updated": expected["num_updated_rows"],
         "deleted": expected["num_deleted_rows"],
@@ -265,9 +267,9 @@ def test_merge_insert_partial_source(pair, lance_cpp, tmp_path, mode):
     proc = lance_cpp.run_ok("merge-insert", ours, "--on", "id", "--input",
                             write_source(tmp_path / "partial.arrow", source), *flags)
     expected = build(lance.dataset(theirs).merge_insert("id")).execute(source)
-    assert proc.stdout.split() == ["inserted", str(expected["num_inserted_rows"]),
-                                   "updated", str(expected["num_updated_rows"]),
-                                   "deleted", str(expected["num_deleted_rows"])]
+    change = parse_change(proc.stdout)
+    assert [change.count(k) for k in ("inserted", "updated", "deleted")] == [
+        expected["num_inserted_rows"], expected["num_updated_rows"], expected["num_deleted_rows"]]
     assert expected["num_updated_rows"] > 0
     assert_same(lance_cpp, ours, theirs, stable, tmp_path, same_row_ids=False)
     assert_same_transaction(ours, theirs)
@@ -381,7 +383,8 @@ def test_merge_insert_delete_predicate_forms(tmp_path, lance_cpp, form):
         args = ["merge-insert", path, *common, "--when-not-matched-by-source-delete=id < 20"]
     proc = lance_cpp.run_ok(*args)
     # ids 0..19 without 9 and 19 (deleted before) and without the matched 1, 2, 3.
-    assert proc.stdout.split() == ["inserted", "0", "updated", "0", "deleted", "15"]
+    change = parse_change(proc.stdout)
+    assert [change.count(k) for k in ("inserted", "updated", "deleted")] == [0, 0, 15]
     assert sorted(lance.dataset(path).to_table(filter="id < 20")["id"].to_pylist()) == [1, 2, 3]
 
 
@@ -401,9 +404,9 @@ def test_merge_insert_composite_keys_with_nulls(tmp_path, lance_cpp):
                             "--when-matched-update-all", "--when-not-matched-insert-all")
     expected = (lance.dataset(theirs).merge_insert(["id", "s"]).when_matched_update_all()
                 .when_not_matched_insert_all().execute(source))
-    assert proc.stdout.split() == ["inserted", str(expected["num_inserted_rows"]),
-                                   "updated", str(expected["num_updated_rows"]),
-                                   "deleted", str(expected["num_deleted_rows"])]
+    change = parse_change(proc.stdout)
+    assert [change.count(k) for k in ("inserted", "updated", "deleted")] == [
+        expected["num_inserted_rows"], expected["num_updated_rows"], expected["num_deleted_rows"]]
     assert expected["num_updated_rows"] == 1
     keys = [("id", "ascending"), ("v", "ascending")]
     assert lance.dataset(ours).to_table().sort_by(keys).equals(lance.dataset(theirs).to_table().sort_by(keys))
@@ -462,7 +465,9 @@ def test_cleanup(tmp_path, lance_cpp, delete_unverified):
     before = snapshot(ours)
     args = ["cleanup", ours, "--older-than", "0"] + (["--delete-unverified"] if delete_unverified else [])
     proc = lance_cpp.run_ok(*args)
-    stats = {k: int(v) for k, v in (line.split() for line in proc.stdout.splitlines())}
+    change = parse_change(proc.stdout)
+    assert not change.committed and change.version == lance.dataset(ours).version
+    stats = {k: change.count(k.replace("_", " ")[:-1]) for k in ("old_versions", "index_files")}
     expected = lance.dataset(theirs).cleanup_old_versions(
         older_than=timedelta(0), delete_unverified=delete_unverified, error_if_tagged_old_versions=False)
     assert stats["old_versions"] == expected.old_versions == 6
@@ -483,4 +488,4 @@ def test_cleanup(tmp_path, lance_cpp, delete_unverified):
     assert sorted_table(tagged).equals(before[3])
     # A second run has nothing left to remove.
     proc = lance_cpp.run_ok(*args)
-    assert "old_versions 0" in proc.stdout
+    assert parse_change(proc.stdout).count("old version") == 0
