@@ -49,8 +49,10 @@ target_compile_definitions(lance::arrow INTERFACE _GLIBCXX_USE_CXX11_ABI=1)
 set(CMAKE_BUILD_RPATH ${PYARROW_LIB_DIR})
 set(CMAKE_INSTALL_RPATH ${PYARROW_LIB_DIR})
 
-# Parquet, for the CLI's `write --input x.parquet`, when the wheel ships it.
+# Parquet, for the CLI's `write --input x.parquet`: every pyarrow wheel ships it
+# (pyarrow.parquet needs it), so its absence means a broken environment.
 set(_parquet ${PYARROW_LIB_DIR}/libparquet.so.${_so_major})
-if(EXISTS ${_parquet} AND EXISTS ${PYARROW_INCLUDE_DIR}/parquet/arrow/reader.h)
-  set(LANCE_PARQUET_LIBRARY ${_parquet})
+if(NOT EXISTS ${_parquet} OR NOT EXISTS ${PYARROW_INCLUDE_DIR}/parquet/arrow/reader.h)
+  message(FATAL_ERROR "Missing ${_parquet} or its headers in the pyarrow wheel")
 endif()
+set(LANCE_PARQUET_LIBRARY ${_parquet})

@@ -13,6 +13,8 @@
 #include <arrow/scalar.h>
 #include <nlohmann/json.hpp>
 
+#include "lance/unify_dictionaries.h"
+
 namespace lance::cli {
 namespace {
 
@@ -144,7 +146,10 @@ Status WriteIpcFile(arrow::RecordBatchReader& reader, const std::string& out_pat
   const std::string tmp = out_path + ".tmp-lance-cpp";
   auto write = [&]() -> Status {
     LANCE_ASSIGN_OR_RAISE(auto sink, arrow::io::FileOutputStream::Open(tmp));
-    LANCE_ASSIGN_OR_RAISE(auto writer, arrow::ipc::MakeFileWriter(sink, reader.schema()));
+    // Unified dictionaries grow from batch to batch: written as deltas.
+    auto options = arrow::ipc::IpcWriteOptions::Defaults();
+    options.emit_dictionary_deltas = true;
+    LANCE_ASSIGN_OR_RAISE(auto writer, arrow::ipc::MakeFileWriter(sink, reader.schema(), options));
     std::shared_ptr<arrow::RecordBatch> batch;
     while (true) {
       LANCE_RETURN_NOT_OK(reader.ReadNext(&batch));
@@ -172,6 +177,11 @@ Status WriteIpcFile(arrow::RecordBatchReader& reader, const std::string& out_pat
 std::string CellText(const arrow::Array& column, int64_t row) {
   auto scalar = column.GetScalar(row);
   if (!scalar.ok()) return "?";
+  if ((*scalar)->is_valid && (*scalar)->type->id() == arrow::Type::DICTIONARY) {
+    // A dictionary cell shows as its value does.
+    scalar = static_cast<const arrow::DictionaryScalar&>(**scalar).GetEncodedValue();
+    if (!scalar.ok()) return "?";
+  }
   const auto& s = **scalar;
   if (!s.is_valid) return "null";
   if (s.type->id() == arrow::Type::STRING || s.type->id() == arrow::Type::LARGE_STRING) {
@@ -215,8 +225,11 @@ Status PrintTable(arrow::RecordBatchReader& reader) {
 
 }  // namespace
 
-Status EmitResult(const std::shared_ptr<arrow::RecordBatchReader>& reader, const std::string& format,
+Status EmitResult(const std::shared_ptr<arrow::RecordBatchReader>& input, const std::string& format,
                   const std::string& out_path) {
+  // Results carry each fragment's (and each 2.0 page's) own dictionaries; an
+  // IPC file takes one per field, and the printers join batches.
+  LANCE_ASSIGN_OR_RAISE(auto reader, UnifyDictionaries(input));
   if (!out_path.empty()) return WriteIpcFile(*reader, out_path);
   if (format == "json") return PrintJson(*reader);
   if (format == "csv") return PrintCsv(*reader);

@@ -13,8 +13,6 @@ from lance.file import LanceFileReader, LanceFileWriter
 
 from conftest import lance_cpp_binary
 
-# 2.1/2.2 are written by the structural encoders (another branch); until
-# they land the CLI refuses those versions and the cases skip.
 VERSIONS = ["2.0", "2.1", "2.2"]
 
 
@@ -24,11 +22,6 @@ def _run(*args, check=True):
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
-
-
-def _skip_if_unwritten(proc, version):
-    if proc.returncode != 0 and "not implemented" in proc.stderr.lower() and version != "2.0":
-        pytest.skip(f"lance-cpp does not write file version {version} yet: {proc.stderr.strip()}")
 
 
 def _mask(rng, n, p):
@@ -124,7 +117,6 @@ def test_pylance_reads_what_lance_cpp_writes(tmp_path, version, seed):
     write_ipc(src, table, batch_rows=max(1, n // 3))
     out = tmp_path / "out.lance"
     proc = _run("file", "write", src, out, "--version", version, check=False)
-    _skip_if_unwritten(proc, version)
     assert proc.returncode == 0, proc.stderr
     got = LanceFileReader(str(out)).read_all().to_table()
     assert got.num_rows == n
@@ -156,7 +148,6 @@ def test_many_pages_match_pylance(tmp_path, version):
     out = tmp_path / "out.lance"
     proc = _run("file", "write", src, out, "--version", version, "--max-page-bytes", "8192",
                 "--data-cache-bytes", "30000", check=False)
-    _skip_if_unwritten(proc, version)
     assert proc.returncode == 0, proc.stderr
     assert LanceFileReader(str(out)).read_all().to_table().equals(table)
     ref = tmp_path / "ref.lance"
@@ -217,8 +208,16 @@ def _pylance_write_ipc_batches(src, dst, version, **kw):
     (14, 5000, 5000, {"max_page_bytes": 4096}),
     (15, 3000, 50, {"data_cache_bytes": 1000000, "max_page_bytes": 10000}),
 ], ids=["one-batch", "few-batches", "small-cache", "split-pages", "cache-and-pages"])
-def test_same_bytes_as_pylance(tmp_path, version, seed, n, batch_rows, kw):
+def test_same_bytes_as_pylance(request, tmp_path, version, seed, n, batch_rows, kw):
     """The same batches and knobs give the very bytes pylance writes."""
+    if version != "2.0" and "data_cache_bytes" in kw:
+        # Encodings agree; only where pages are cut differs. Under a small
+        # cache pylance (deterministically) cuts the pages of `dec`
+        # (decimal128), `list` (list<int32>) and `list_list` one or more
+        # batches earlier than we do: our estimate of what arrow-rs's
+        # get_array_memory_size counts for those leaves is smaller than its own.
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "2.1+ page cuts of decimal128 / list leaves under a small data cache differ from pylance's")))
     table = random_table(seed, n, version)
     src = tmp_path / "in.arrow"
     write_ipc(src, table, batch_rows)
@@ -227,13 +226,9 @@ def test_same_bytes_as_pylance(tmp_path, version, seed, n, batch_rows, kw):
     for key, value in kw.items():
         flags += ["--" + key.replace("_", "-"), str(value)]
     proc = _run("file", "write", src, out, "--version", version, *flags, check=False)
-    _skip_if_unwritten(proc, version)
     assert proc.returncode == 0, proc.stderr
     ref = tmp_path / "ref.lance"
     _pylance_write_ipc_batches(src, ref, version, **kw)
-    if version != "2.0" and "data_cache_bytes" in kw:
-        pytest.xfail("2.1+: nested leaves are not yet sized exactly as arrow-rs sizes them against the cache, "
-                     "and 128-bit dictionary decisions use a randomly seeded estimate in the reference")
     assert _layout(out) == _layout(ref)
     assert out.read_bytes() == ref.read_bytes()
 

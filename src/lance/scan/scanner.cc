@@ -15,6 +15,7 @@
 
 #include "lance/scan/filter_parser.h"
 #include "lance/scan/fragment_reader.h"
+#include "lance/unify_dictionaries.h"
 
 namespace lance {
 namespace {
@@ -321,6 +322,14 @@ Result<std::shared_ptr<arrow::Table>> TakeAddresses(const Plan& plan,
     base += static_cast<int64_t>(rows.size());
   }
   LANCE_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(plan.output_schema, pieces));
+  if (pieces.size() > 1) {
+    // The Take below joins the pieces: each fragment's dictionaries must
+    // first become one (Arrow cannot join dictionaries with null entries,
+    // which 2.0 files give).
+    LANCE_ASSIGN_OR_RAISE(auto unified, UnifyDictionaries(std::make_shared<arrow::TableBatchReader>(table),
+                                                          plan.options.pool));
+    LANCE_ASSIGN_OR_RAISE(table, unified->ToTable());
+  }
   // Back to the order asked (repeats included).
   arrow::Int64Builder order(plan.options.pool);
   LANCE_RETURN_NOT_OK(order.AppendValues(row_of));
