@@ -11,10 +11,12 @@
 #include "lance/dataset.h"
 #include "lance/io/object_store.h"
 #include "lance/operations.h"
+#include "lance/ops/fragment_writer.h"
 #include "lance/ops/row_rewrite.h"
 #include "lance/row_ops.h"
 #include "lance/scanner.h"
 #include "lance/txn/commit.h"
+#include "lance/write.h"
 
 namespace lance {
 namespace {
@@ -55,7 +57,10 @@ class RowOpsTest : public ::testing::Test {
       return ids;
     }(), 0);
     auto schema = *Schema::FromArrow(*batch->schema());
-    ops::NewFragmentWriter writer(*store_, schema, "2.1", /*max_rows_per_file=*/10);
+    ops::FragmentWriterOptions writer_options;
+    writer_options.storage_version = "2.1";
+    writer_options.max_rows_per_file = 10;
+    ops::FragmentWriter writer(*store_, schema, writer_options);
     ASSERT_TRUE(writer.Write(batch).ok());
     auto fragments = writer.Finish();
     ASSERT_TRUE(fragments.ok()) << fragments.status().ToString();
@@ -200,6 +205,62 @@ TEST_F(RowOpsTest, MergeInsertGathersRowsFromEveryBatchOfTheSource) {
   }
   for (int64_t id = 30; id <= 70; ++id) EXPECT_EQ(after[id].first, id + 100) << id;
   EXPECT_EQ(after[5].first, 5);
+}
+
+TEST_F(RowOpsTest, MergeInsertWritesUpdatedThenInsertedRowsIntoOneFragment) {
+  Create();
+  auto before = Read();
+  // Matched rows in target order (2, 19), then new rows in source order
+  // (31, 30), all in one new fragment, as pylance writes them.
+  auto reader = *arrow::RecordBatchReader::Make({Rows({19, 31, 2, 30}, 100)});
+  MergeInsertParams params;
+  params.on = {"id"};
+  params.when_matched_update_all = true;
+  params.when_not_matched_insert_all = true;
+  auto result = MergeInsert(dir_.string(), reader, params);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  auto ds = *Dataset::Open(dir_.string());
+  ASSERT_EQ(ds->manifest().fragments.size(), 3u);
+  const Fragment& added = ds->manifest().fragments.back();
+  EXPECT_EQ(added.physical_rows, 4u);
+  ASSERT_EQ(added.files.size(), 1u);
+  EXPECT_EQ(added.files[0].file_major_version, 2u);
+  EXPECT_EQ(added.files[0].file_minor_version, 1u);
+  ScanOptions scan;
+  scan.columns = {"id"};
+  auto batch = *(*ScanBuilder(ds).Options(scan).ToTable())->CombineChunksToBatch();
+  const auto& ids = static_cast<const arrow::Int64Array&>(*batch->column(0));
+  std::vector<int64_t> order;  // the new fragment's rows come last
+  for (int64_t i = ids.length() - 4; i < ids.length(); ++i) order.push_back(ids.Value(i));
+  EXPECT_EQ(order, (std::vector<int64_t>{2, 19, 31, 30}));
+  // Old row ids for the updated rows, then new ones from next_row_id.
+  EXPECT_EQ(*ds->RowIds(added), (std::vector<uint64_t>{before[2].second, before[19].second, 20, 21}));
+  EXPECT_EQ(ds->manifest().next_row_id, 22u);
+  EXPECT_EQ(**ds->RowCreatedAtVersions(added), (std::vector<uint64_t>{1, 1, 2, 2}));
+  EXPECT_EQ(**ds->RowLastUpdatedAtVersions(added), (std::vector<uint64_t>(4, 2)));
+}
+
+TEST_F(RowOpsTest, RewrittenRowsOfA20DatasetRecordFileVersion20AsAppendDoes) {
+  WriteParams params;
+  params.data_storage_version = "2.0";
+  auto created = WriteDataset(*arrow::RecordBatchReader::Make({Rows({0, 1, 2, 3}, 0)}), dir_.string(), params);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  ASSERT_TRUE(UpdateRows(dir_.string(), {{"v", "v + 1"}}, "id = 1").ok());
+  MergeInsertParams merge;
+  merge.on = {"id"};
+  merge.when_matched_update_all = true;
+  merge.when_not_matched_insert_all = true;
+  ASSERT_TRUE(MergeInsert(dir_.string(), *arrow::RecordBatchReader::Make({Rows({2, 9}, 5)}), merge).ok());
+  auto ds = *Dataset::Open(dir_.string());
+  EXPECT_EQ(ds->manifest().fragments.size(), 3u);
+  for (const auto& fragment : ds->manifest().fragments) {
+    ASSERT_EQ(fragment.files.size(), 1u);
+    const DataFile& file = fragment.files[0];
+    // The footer of a 2.0 file says 0.3; the manifest says 2.0.
+    EXPECT_EQ(std::make_pair(file.file_major_version, file.file_minor_version), std::make_pair(2u, 0u))
+        << "fragment " << fragment.id;
+    EXPECT_EQ(file.fields, (std::vector<int32_t>{0, 1, 2})) << "fragment " << fragment.id;
+  }
 }
 
 TEST_F(RowOpsTest, MergeInsertOnAStringKey) {

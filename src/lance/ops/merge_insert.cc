@@ -1,10 +1,11 @@
 // Merge-insert: the source is joined with the table on key columns (a hash
 // join over the serialized key values, or over 64-bit keys for one integer
 // key column); only the key columns of the table are read. Matched rows are
-// rewritten with the source's values, unmatched source rows inserted,
-// unmatched target rows optionally deleted. One Update transaction (rewrite
-// rows), as the reference commits. Blob v2 columns are rewritten from their
-// bytes, as pylance 14 does.
+// rewritten with the source's values, unmatched source rows inserted (both
+// into the same new fragments, rewritten rows first), unmatched target rows
+// optionally deleted. One Update transaction (rewrite rows), as the
+// reference commits. Blob v2 columns are rewritten from their bytes, as
+// pylance 14 does.
 #include <arrow/array.h>
 #include <arrow/array/concatenate.h>
 #include <arrow/array/util.h>
@@ -23,6 +24,7 @@
 
 #include "lance/ops/blob_v2_input.h"
 #include "lance/ops/blob_v2_values.h"
+#include "lance/ops/fragment_writer.h"
 #include "lance/ops/row_rewrite.h"
 #include "lance/row_ops.h"
 #include "lance/scanner.h"
@@ -628,14 +630,13 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
   result.num_inserted_rows = plan.insert_source_rows.size();
   result.num_deleted_rows = plan.delete_row_addrs.size();
 
-  // Updated rows and inserted rows go to separate fragments: the updated
-  // ones carry their old row ids, the inserted ones get new ids at commit.
-  ops::NewFragmentWriter updated_writer(*store, dataset->manifest().schema, storage_version);
-  ops::NewFragmentWriter inserted_writer(*store, dataset->manifest().schema, storage_version);
-  auto cleanup = [&] {
-    updated_writer.RemoveFiles();
-    inserted_writer.RemoveFiles();
-  };
+  // Updated rows (in target order) and then inserted rows (in source
+  // order) go into the same new fragments, as pylance writes them; the
+  // updated ones carry their old row ids, the inserted ones get new ids at
+  // commit. pylance's merge-insert writes with the default limits.
+  ops::FragmentWriterOptions writer_options;
+  writer_options.storage_version = storage_version;
+  ops::FragmentWriter writer(*store, dataset->manifest().schema, std::move(writer_options));
   // Columns a partial source lacks: matched rows keep the target's values.
   std::vector<std::string> kept_columns;
   for (const auto& field : schema->fields()) {
@@ -643,9 +644,8 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
   }
   util::ProgressStage writing(params.progress, "writing", "rows",
                               plan.update_source_rows.size() + plan.insert_source_rows.size());
-  auto write = [&](ops::NewFragmentWriter& writer, const std::vector<int64_t>& source_rows,
-                   const std::vector<uint64_t>* target_row_addrs) -> Result<std::vector<Fragment>> {
-    if (source_rows.empty()) return writer.Finish();
+  auto write = [&](const std::vector<int64_t>& source_rows, const std::vector<uint64_t>* target_row_addrs) -> Status {
+    if (source_rows.empty()) return Status::OK();
     LANCE_ASSIGN_OR_RAISE(auto batches, rows.Gather(source_rows));
     if (!partial) {
       for (auto& batch : batches) {
@@ -653,7 +653,7 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
         LANCE_RETURN_NOT_OK(writer.Write(std::move(batch)));
         writing.Add(n);
       }
-      return writer.Finish();
+      return Status::OK();
     }
     // One batch, to line up with the target rows' kept values.
     std::shared_ptr<arrow::RecordBatch> batch = batches.front();
@@ -673,19 +673,21 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
     const auto n = static_cast<uint64_t>(batch->num_rows());
     LANCE_RETURN_NOT_OK(writer.Write(std::move(batch)));
     writing.Add(n);
-    return writer.Finish();
+    return Status::OK();
   };
-  auto updated = write(updated_writer, plan.update_source_rows, &plan.update_row_addrs);
-  auto inserted = updated.ok() ? write(inserted_writer, plan.insert_source_rows, nullptr) : updated;
-  if (!inserted.ok()) {
-    cleanup();
-    return inserted.status();
+  auto written = [&]() -> Result<std::vector<Fragment>> {
+    LANCE_RETURN_NOT_OK(write(plan.update_source_rows, &plan.update_row_addrs));
+    LANCE_RETURN_NOT_OK(write(plan.insert_source_rows, nullptr));
+    return writer.Finish();
+  }();
+  if (!written.ok()) {
+    writer.RemoveFiles();
+    return written.status();
   }
   ops::RowRewrite rewrite;
-  rewrite.rewritten = std::move(*updated);
+  rewrite.new_fragments = std::move(*written);
   rewrite.rewritten_row_ids = std::move(plan.update_row_ids);
   rewrite.rewritten_row_addrs = std::move(plan.update_row_addrs);
-  rewrite.inserted = std::move(*inserted);
   rewrite.deleted_row_addrs = std::move(plan.delete_row_addrs);
   // Every field id, nested ones included, as pylance 14 records it.
   for (const auto& field : dataset->manifest().schema.FieldsPreOrder()) {
@@ -693,7 +695,7 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
   }
   auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite));
   if (!committed.ok()) {
-    cleanup();
+    writer.RemoveFiles();
     return committed.status();
   }
   result.version = *committed;

@@ -5,10 +5,8 @@
 
 #include <algorithm>
 #include <random>
-#include <tuple>
 #include <unordered_map>
 
-#include "lance/file/blob_v2.h"
 #include "lance/scanner.h"
 #include "lance/table/deletion_vector.h"
 #include "lance/table/feature_flags.h"
@@ -18,7 +16,6 @@
 namespace lance::ops {
 namespace {
 
-constexpr const char* kDataDir = "data";
 // The reference keeps a deletion vector as a set (.arrow) up to this many
 // rows, then as a bitmap (.bin), and never goes back.
 constexpr uint64_t kBitmapThreshold = 5000;
@@ -27,121 +24,6 @@ uint64_t RandomU64() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   return rng();
 }
-
-// The reference's data file names: 24 bits written as '0'/'1', then 26 hex
-// digits, ".lance".
-std::string NewDataFileName() {
-  const uint64_t a = RandomU64();
-  const uint64_t b = RandomU64();
-  std::string name;
-  for (int bit = 23; bit >= 0; --bit) name += ((a >> bit) & 1) ? '1' : '0';
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int i = 0; i < 13; ++i) {
-    const uint64_t source = i < 5 ? (a >> (24 + 8 * i)) : (b >> (8 * (i - 5)));
-    name += kHex[(source >> 4) & 0xF];
-    name += kHex[source & 0xF];
-  }
-  return name + ".lance";
-}
-
-// Field ids a data file records and their column numbers: every field in
-// 2.0 files, only leaves from 2.1 on, where a blob v2 column counts as one
-// leaf (its children have no columns of their own).
-void SetFileFields(const Schema& schema, const std::string& storage_version, DataFile* file) {
-  const bool every_field = storage_version == "2.0";
-  int32_t column = 0;
-  std::vector<int32_t> blob_v2_ids;
-  for (const auto& f : schema.FieldsPreOrder()) {
-    const Field* full = schema.FieldById(f.id);
-    if (std::find(blob_v2_ids.begin(), blob_v2_ids.end(), f.parent_id) != blob_v2_ids.end()) continue;
-    const bool blob_v2 = full != nullptr && file::IsBlobV2Field(*full);
-    if (blob_v2) blob_v2_ids.push_back(f.id);
-    const bool leaf = full == nullptr || full->children.empty() || blob_v2;
-    if (!every_field && !leaf) continue;
-    file->fields.push_back(f.id);
-    file->column_indices.push_back(column++);
-  }
-}
-
-}  // namespace
-
-NewFragmentWriter::NewFragmentWriter(const io::ObjectStore& store, Schema schema, std::string storage_version,
-                                     uint64_t max_rows_per_file)
-    : store_(store), schema_(std::move(schema)), max_rows_per_file_(max_rows_per_file) {
-  options_.version = std::move(storage_version);
-}
-
-NewFragmentWriter::~NewFragmentWriter() = default;
-
-Status NewFragmentWriter::Write(std::shared_ptr<arrow::RecordBatch> batch) {
-  while (batch->num_rows() > 0) {
-    if (!writer_) LANCE_RETURN_NOT_OK(OpenFile());
-    const uint64_t room = max_rows_per_file_ - rows_;
-    const int64_t take = static_cast<int64_t>(std::min<uint64_t>(room, batch->num_rows()));
-    std::shared_ptr<arrow::RecordBatch> part = batch->Slice(0, take);
-    if (sidecars_) {
-      LANCE_ASSIGN_OR_RAISE(part, sidecars_->Spill(part));
-    }
-    LANCE_RETURN_NOT_OK(writer_->Write(*part));
-    rows_ += static_cast<uint64_t>(take);
-    batch = batch->Slice(take);
-    if (rows_ >= max_rows_per_file_) LANCE_RETURN_NOT_OK(FinishFile());
-  }
-  return Status::OK();
-}
-
-Result<std::vector<Fragment>> NewFragmentWriter::Finish() {
-  if (writer_) LANCE_RETURN_NOT_OK(FinishFile());
-  return fragments_;
-}
-
-void NewFragmentWriter::RemoveFiles() {
-  writer_.reset();
-  if (sidecars_) {
-    (void)sidecars_->Finish();
-    sidecar_files_.insert(sidecar_files_.end(), sidecars_->created().begin(), sidecars_->created().end());
-    sidecars_.reset();
-  }
-  for (const auto& path : sidecar_files_) (void)store_.Delete(path);
-  for (const auto& name : created_) (void)store_.Delete(std::string(kDataDir) + "/" + name);
-}
-
-Status NewFragmentWriter::OpenFile() {
-  name_ = NewDataFileName();
-  created_.push_back(name_);
-  LANCE_ASSIGN_OR_RAISE(auto out, store_.OpenOutputStream(std::string(kDataDir) + "/" + name_));
-  LANCE_ASSIGN_OR_RAISE(writer_, FileWriter::Open(std::move(out), name_, schema_, options_));
-  // Blob v2 values too large to stay inline go to .blob files beside it.
-  if (std::any_of(schema_.fields.begin(), schema_.fields.end(), file::IsBlobV2Field)) {
-    const std::string stem = name_.substr(0, name_.size() - std::string(".lance").size());
-    sidecars_ = std::make_unique<BlobV2Sidecars>(store_, std::string(kDataDir) + "/" + stem, schema_);
-  }
-  rows_ = 0;
-  return Status::OK();
-}
-
-Status NewFragmentWriter::FinishFile() {
-  if (sidecars_) {
-    LANCE_RETURN_NOT_OK(sidecars_->Finish());
-    sidecar_files_.insert(sidecar_files_.end(), sidecars_->created().begin(), sidecars_->created().end());
-    sidecars_.reset();
-  }
-  LANCE_ASSIGN_OR_RAISE(uint64_t rows, writer_->Finish());
-  DataFile file;
-  file.path = name_;
-  SetFileFields(schema_, options_.version, &file);
-  std::tie(file.file_major_version, file.file_minor_version) = writer_->version_pair();
-  writer_.reset();
-  LANCE_ASSIGN_OR_RAISE(int64_t size, store_.Size(std::string(kDataDir) + "/" + name_));
-  file.file_size_bytes = static_cast<uint64_t>(size);
-  Fragment fragment;
-  fragment.files.push_back(std::move(file));
-  fragment.physical_rows = rows;
-  fragments_.push_back(std::move(fragment));
-  return Status::OK();
-}
-
-namespace {
 
 Status MarkDeletedInto(const io::ObjectStore& store, const Dataset& dataset,
                        const std::map<uint64_t, std::vector<uint32_t>>& offsets, DeletionOutcome* result) {
@@ -202,7 +84,7 @@ Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset&
 Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& dataset, RowRewrite rewrite) {
   if (UsesStableRowIds(dataset)) {
     LANCE_RETURN_NOT_OK(CarryRowIdentity(dataset, rewrite.rewritten_row_ids, rewrite.rewritten_row_addrs,
-                                         dataset.latest_version() + 1, &rewrite.rewritten));
+                                         &rewrite.new_fragments));
   }
   std::map<uint64_t, std::vector<uint32_t>> offsets;
   for (const auto* list : {&rewrite.rewritten_row_addrs, &rewrite.deleted_row_addrs}) {
@@ -213,8 +95,7 @@ Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& d
   txn::Update op;
   op.removed_fragment_ids = std::move(deletions.removed_fragment_ids);
   op.updated_fragments = std::move(deletions.updated_fragments);
-  op.new_fragments = std::move(rewrite.rewritten);
-  for (auto& f : rewrite.inserted) op.new_fragments.push_back(std::move(f));
+  op.new_fragments = std::move(rewrite.new_fragments);
   op.fields_for_preserving_frag_bitmap = std::move(rewrite.fields_for_preserving_frag_bitmap);
   op.mode = txn::Update::Mode::kRewriteRows;
   auto committed = txn::Commit(store, txn::Transaction::Make(dataset.version(), std::move(op)));
@@ -230,8 +111,7 @@ bool UsesStableRowIds(const Dataset& dataset) {
 }
 
 Status CarryRowIdentity(const Dataset& dataset, const std::vector<uint64_t>& row_ids,
-                        const std::vector<uint64_t>& row_addrs, uint64_t new_version,
-                        std::vector<Fragment>* fragments) {
+                        const std::vector<uint64_t>& row_addrs, std::vector<Fragment>* fragments) {
   if (row_ids.size() != row_addrs.size()) {
     return Status::Invalid("rewritten rows: ", row_ids.size(), " row ids but ", row_addrs.size(), " addresses");
   }
@@ -258,10 +138,9 @@ Status CarryRowIdentity(const Dataset& dataset, const std::vector<uint64_t>& row
 
   size_t next = 0;
   for (auto& fragment : *fragments) {
-    const uint64_t rows = fragment.physical_rows.value_or(0);
-    if (next + rows > row_ids.size()) {
-      return Status::Invalid("rewritten rows: ", row_ids.size(), " row ids for more rows than that");
-    }
+    if (next == row_ids.size()) break;  // only new rows from here on
+    // Rewritten rows fill the fragment, or end in it (new rows follow).
+    const uint64_t rows = std::min<uint64_t>(fragment.physical_rows.value_or(0), row_ids.size() - next);
     std::vector<uint64_t> ids(row_ids.begin() + next, row_ids.begin() + next + rows);
     fragment.row_ids.inline_bytes = table::RowIdSequence::FromValues(ids).Serialize();
     std::vector<table::VersionRun> runs;
@@ -274,8 +153,6 @@ Status CarryRowIdentity(const Dataset& dataset, const std::vector<uint64_t>& row
       }
     }
     fragment.created_at_versions.inline_bytes = table::RowVersionSequence(runs).Serialize();
-    fragment.last_updated_at_versions.inline_bytes =
-        table::RowVersionSequence({{rows, new_version}}).Serialize();
     next += rows;
   }
   if (next != row_ids.size()) {

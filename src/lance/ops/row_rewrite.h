@@ -1,6 +1,7 @@
 // Shared steps of the operations that rewrite rows (update, merge-insert):
-// writing the new rows as new fragments, marking the old rows deleted, and
-// carrying stable row ids and lineage over to the rewritten rows.
+// marking the old rows deleted, carrying stable row ids and lineage over to
+// the rewritten rows, committing. Their new fragments are written by
+// ops::FragmentWriter.
 // Internal to src/lance/ops.
 #pragma once
 
@@ -13,10 +14,8 @@
 #include <arrow/record_batch.h>
 
 #include "lance/dataset.h"
-#include "lance/file_writer.h"
 #include "lance/fragment.h"
 #include "lance/io/object_store.h"
-#include "lance/ops/blob_v2_sidecars.h"
 #include "lance/schema.h"
 #include "lance/status.h"
 
@@ -25,41 +24,6 @@ namespace lance::ops {
 /// Attempts of an update or merge-insert that loses to a conflicting
 /// commit (the reference's default conflict_retries is 10, plus the first).
 inline constexpr int kConflictRetries = 11;
-
-/// The reference's default rows per data file.
-inline constexpr uint64_t kMaxRowsPerFile = 1024 * 1024;
-
-/// Writes rows (top-level fields of `schema`, in order) into new data files
-/// under data/, one fragment per file (blob v2 values too large to stay
-/// inline in `.blob` files beside it). Fragments come back without ids.
-/// Not thread-safe.
-class NewFragmentWriter {
- public:
-  NewFragmentWriter(const io::ObjectStore& store, Schema schema, std::string storage_version,
-                    uint64_t max_rows_per_file = kMaxRowsPerFile);
-  ~NewFragmentWriter();
-
-  Status Write(std::shared_ptr<arrow::RecordBatch> batch);
-  Result<std::vector<Fragment>> Finish();
-  /// Removes every file written so far (after a failure). Best effort.
-  void RemoveFiles();
-
- private:
-  Status OpenFile();
-  Status FinishFile();
-
-  const io::ObjectStore& store_;
-  Schema schema_;
-  FileWriterOptions options_;
-  uint64_t max_rows_per_file_;
-  std::unique_ptr<FileWriter> writer_;
-  std::unique_ptr<BlobV2Sidecars> sidecars_;  // of the open data file
-  std::vector<std::string> sidecar_files_;     // of the finished ones
-  std::string name_;
-  uint64_t rows_ = 0;
-  std::vector<Fragment> fragments_;
-  std::vector<std::string> created_;
-};
 
 /// A fragment's new state after rows of it were deleted.
 struct DeletionOutcome {
@@ -74,20 +38,24 @@ struct DeletionOutcome {
 Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset& dataset,
                                     const std::map<uint64_t, std::vector<uint32_t>>& offsets);
 
-/// For rows rewritten into `fragments` (in order): their old stable row ids
-/// and row addresses. Sets each fragment's row-id sequence to the old ids,
-/// created_at to each row's original version and last_updated_at to
-/// `new_version`, as the reference's Update does.
+/// For the first rows of `fragments` (in order), rewritten from rows of
+/// `dataset`: their old stable row ids and row addresses. Gives each
+/// fragment holding such rows a row-id sequence of their old ids and
+/// created_at of each row's original version, covering those rows only, as
+/// the reference's Update does; the commit gives the rows after them (new
+/// rows of a merge-insert) new ids and its version, and every row of a new
+/// fragment its version as last_updated_at.
 Status CarryRowIdentity(const Dataset& dataset, const std::vector<uint64_t>& row_ids,
-                        const std::vector<uint64_t>& row_addrs, uint64_t new_version,
-                        std::vector<Fragment>* fragments);
+                        const std::vector<uint64_t>& row_addrs, std::vector<Fragment>* fragments);
 
 /// What an update or merge-insert commits.
 struct RowRewrite {
-  std::vector<Fragment> rewritten;             // new fragments of rewritten rows, in row order
+  /// New fragments: the rewritten rows first, in the order of
+  /// rewritten_row_addrs, then any new rows (a merge-insert's inserts),
+  /// together in the same fragments as pylance writes them.
+  std::vector<Fragment> new_fragments;
   std::vector<uint64_t> rewritten_row_ids;     // their stable row ids (only where the dataset has them)
   std::vector<uint64_t> rewritten_row_addrs;   // their old addresses, deleted
-  std::vector<Fragment> inserted;              // new rows' fragments (new ids at commit)
   std::vector<uint64_t> deleted_row_addrs;     // rows deleted outright
   std::vector<uint32_t> fields_for_preserving_frag_bitmap;
 };

@@ -11,6 +11,7 @@
 
 #include "lance/file/blob_v2.h"
 #include "lance/ops/blob_v2_values.h"
+#include "lance/ops/fragment_writer.h"
 #include "lance/ops/row_rewrite.h"
 #include "lance/row_ops.h"
 #include "lance/scan/filter_parser.h"
@@ -191,7 +192,10 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   }
   LANCE_ASSIGN_OR_RAISE(auto matches, FindMatches(dataset, *schema, predicate, position, options.progress));
 
-  ops::NewFragmentWriter writer(*store, dataset->manifest().schema, storage_version);
+  // pylance's update writes with the default limits.
+  ops::FragmentWriterOptions writer_options;
+  writer_options.storage_version = storage_version;
+  ops::FragmentWriter writer(*store, dataset->manifest().schema, std::move(writer_options));
   std::vector<uint64_t> row_ids;
   std::vector<uint64_t> row_addrs;
   auto written = [&]() -> Result<std::vector<Fragment>> {
@@ -251,7 +255,7 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   // Even when nothing matched there is a new version, as the reference has it.
 
   ops::RowRewrite rewrite;
-  rewrite.rewritten = std::move(*written);
+  rewrite.new_fragments = std::move(*written);
   if (stable) rewrite.rewritten_row_ids = std::move(row_ids);
   rewrite.rewritten_row_addrs = std::move(row_addrs);
   for (const auto& a : assignments) {

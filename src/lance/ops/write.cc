@@ -1,18 +1,14 @@
-// WriteDataset: rows into new data files (fragments), then one commit:
-// Overwrite for create and overwrite, Append for append.
+// WriteDataset: rows into new data files (fragments, by ops::FragmentWriter),
+// then one commit: Overwrite for create and overwrite, Append for append.
 #include <arrow/array.h>
 #include <arrow/record_batch.h>
 #include <arrow/type.h>
-#include <arrow/util/byte_size.h>
-
-#include <algorithm>
-#include <random>
 
 #include "lance/file/blob_v2.h"
 #include "lance/io/object_store.h"
 #include "lance/ops/blob_v2_external.h"
 #include "lance/ops/blob_v2_input.h"
-#include "lance/ops/blob_v2_sidecars.h"
+#include "lance/ops/fragment_writer.h"
 #include "lance/txn/commit.h"
 #include "lance/util/progress_reporter.h"
 #include "lance/write.h"
@@ -20,52 +16,10 @@
 namespace lance {
 namespace {
 
-constexpr const char* kDataDir = "data";
-
-// The reference's data file names: the bits of three random bytes, then 26
-// hex digits for thirteen more, plus ".lance".
-std::string NewDataFileName() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  uint8_t b[16];
-  for (int i = 0; i < 16; i += 8) {
-    const uint64_t v = rng();
-    for (int j = 0; j < 8; ++j) b[i + j] = static_cast<uint8_t>(v >> (8 * j));
-  }
-  std::string name;
-  for (int i = 0; i < 3; ++i) {
-    for (int bit = 7; bit >= 0; --bit) name += ((b[i] >> bit) & 1) ? '1' : '0';
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int i = 3; i < 16; ++i) {
-    name += kHex[b[i] >> 4];
-    name += kHex[b[i] & 0xF];
-  }
-  return name + ".lance";
-}
-
 std::string NormalizeStorageVersion(const std::string& v) {
   if (v == "stable") return "2.2";
   if (v == "2.0" || v == "2.1" || v == "2.2") return v;
   return v;  // refused below with the value in the message
-}
-
-// Which field ids a data file of `storage_version` records, and their
-// top-level column numbers: every field in 2.0, only leaves from 2.1 on
-// (structs there are not columns of their own).
-void FileFieldIds(const Schema& schema, const std::string& storage_version, DataFile* file) {
-  const bool every_field = storage_version == "2.0";
-  int32_t column = 0;
-  std::vector<int32_t> blob_v2_ids;  // their children have no columns of their own
-  for (const auto& f : schema.FieldsPreOrder()) {
-    const Field* full = schema.FieldById(f.id);
-    if (std::find(blob_v2_ids.begin(), blob_v2_ids.end(), f.parent_id) != blob_v2_ids.end()) continue;
-    const bool blob_v2 = full != nullptr && file::IsBlobV2Field(*full);
-    if (blob_v2) blob_v2_ids.push_back(f.id);
-    const bool leaf = full == nullptr || full->children.empty() || blob_v2;
-    if (!every_field && !leaf) continue;
-    file->fields.push_back(f.id);
-    file->column_indices.push_back(column++);
-  }
 }
 
 // The input's columns in the dataset's order, matched by name.
@@ -94,122 +48,10 @@ Result<std::shared_ptr<arrow::RecordBatch>> ConformToSchema(const std::shared_pt
                                   std::move(columns));
 }
 
-// Writes rows into data files, starting a new file (fragment) whenever the
-// current one reaches max_rows_per_file rows or max_bytes_per_file bytes.
-class FragmentWriter {
- public:
-  FragmentWriter(const io::ObjectStore& store, const Schema& schema, const WriteParams& params,
-                 FileWriterOptions file_options, ops::BlobV2ExternalPolicy external = {})
-      : store_(store), schema_(schema), params_(params), file_options_(std::move(file_options)),
-        external_(std::move(external)) {}
-
-  Status Write(std::shared_ptr<arrow::RecordBatch> batch) {
-    while (batch->num_rows() > 0) {
-      if (!writer_) LANCE_RETURN_NOT_OK(OpenFile());
-      // At most one row group at a time, so the byte limit is checked often.
-      const uint64_t room = std::min(params_.max_rows_per_file - rows_,
-                                     std::max<uint64_t>(params_.max_rows_per_group, 1));
-      const int64_t take = static_cast<int64_t>(std::min<uint64_t>(room, batch->num_rows()));
-      auto part = batch->Slice(0, take);
-      std::shared_ptr<arrow::RecordBatch> encoded = part;
-      if (sidecars_) {
-        LANCE_ASSIGN_OR_RAISE(encoded, sidecars_->Spill(part));
-      }
-      LANCE_RETURN_NOT_OK(writer_->Write(*encoded));
-      rows_ += static_cast<uint64_t>(take);
-      progress_.Add(static_cast<uint64_t>(take));
-      // The bytes the slice refers to: a slice's parent buffers counted
-      // whole would end files after a few slices of a large batch.
-      auto part_bytes = arrow::util::ReferencedBufferSize(*part);
-      bytes_ += static_cast<uint64_t>(part_bytes.ok() ? *part_bytes : arrow::util::TotalBufferSize(*part));
-      batch = batch->Slice(take);
-      if (rows_ >= params_.max_rows_per_file || bytes_ >= params_.max_bytes_per_file) {
-        LANCE_RETURN_NOT_OK(FinishFile());
-      }
-    }
-    return Status::OK();
-  }
-
-  Result<std::vector<Fragment>> Finish() {
-    if (writer_) LANCE_RETURN_NOT_OK(FinishFile());
-    return fragments_;
-  }
-
-  /// Removes every data file this writer created (after a failure, so no
-  /// partial output stays behind). Best effort.
-  void RemoveFiles() {
-    writer_.reset();
-    if (sidecars_) (void)sidecars_->Finish();
-    for (const auto& path : sidecar_files_) (void)store_.Delete(path);
-    if (sidecars_) {
-      for (const auto& path : sidecars_->created()) (void)store_.Delete(path);
-    }
-    for (const auto& name : created_) (void)store_.Delete(std::string(kDataDir) + "/" + name);
-  }
-
- private:
-  Status OpenFile() {
-    name_ = NewDataFileName();
-    created_.push_back(name_);
-    LANCE_ASSIGN_OR_RAISE(auto out, store_.OpenOutputStream(std::string(kDataDir) + "/" + name_));
-    LANCE_ASSIGN_OR_RAISE(writer_, FileWriter::Open(std::move(out), name_, schema_, file_options_));
-    // Blob v2 values too large to stay inline go to .blob files beside it.
-    sidecars_.reset();
-    if (std::any_of(schema_.fields.begin(), schema_.fields.end(), file::IsBlobV2Field)) {
-      const std::string stem = name_.substr(0, name_.size() - std::string(".lance").size());
-      sidecars_ =
-          std::make_unique<ops::BlobV2Sidecars>(store_, std::string(kDataDir) + "/" + stem, schema_, external_);
-    }
-    rows_ = 0;
-    bytes_ = 0;
-    return Status::OK();
-  }
-
-  Status FinishFile() {
-    if (sidecars_) {
-      LANCE_RETURN_NOT_OK(sidecars_->Finish());
-      sidecar_files_.insert(sidecar_files_.end(), sidecars_->created().begin(), sidecars_->created().end());
-      sidecars_.reset();
-    }
-    LANCE_ASSIGN_OR_RAISE(uint64_t rows, writer_->Finish());
-    DataFile file;
-    file.path = name_;
-    FileFieldIds(schema_, file_options_.version, &file);
-    std::tie(file.file_major_version, file.file_minor_version) = writer_->version_pair();
-    // A 2.0 file's footer says 0.3; the manifest records 2.0, as pylance 14 does.
-    if (file.file_major_version == 0 && file.file_minor_version == 3) {
-      file.file_major_version = 2;
-      file.file_minor_version = 0;
-    }
-    writer_.reset();
-    LANCE_ASSIGN_OR_RAISE(int64_t size, store_.Size(std::string(kDataDir) + "/" + name_));
-    file.file_size_bytes = static_cast<uint64_t>(size);
-    Fragment fragment;
-    fragment.files.push_back(std::move(file));
-    fragment.physical_rows = rows;
-    fragments_.push_back(std::move(fragment));
-    return Status::OK();
-  }
-
-  const io::ObjectStore& store_;
-  const Schema& schema_;
-  const WriteParams& params_;
-  FileWriterOptions file_options_;
-  ops::BlobV2ExternalPolicy external_;  // how blob v2 URIs are stored
-  std::unique_ptr<FileWriter> writer_;
-  std::unique_ptr<ops::BlobV2Sidecars> sidecars_;  // of the open data file
-  std::vector<std::string> sidecar_files_;         // of the finished ones
-  std::string name_;
-  uint64_t rows_ = 0;
-  uint64_t bytes_ = 0;
-  util::ProgressStage progress_{params_.progress, "writing", "rows", params_.expected_rows};
-  std::vector<Fragment> fragments_;
-  std::vector<std::string> created_;
-};
-
 // Writes every batch of `data` through `writer`.
-Result<std::vector<Fragment>> WriteAll(arrow::RecordBatchReader& data, FragmentWriter& writer, const Schema& schema,
-                                       bool conform, const arrow::Schema& target, const std::string& uri) {
+Result<std::vector<Fragment>> WriteAll(arrow::RecordBatchReader& data, ops::FragmentWriter& writer,
+                                       const Schema& schema, bool conform, const arrow::Schema& target,
+                                       const std::string& uri) {
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
     LANCE_RETURN_NOT_OK(data.ReadNext(&batch));
@@ -295,12 +137,12 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
                                   ": blob v2 needs data storage version 2.2");
   }
 
-  FileWriterOptions file_options = params.file_options;
-  file_options.version = storage_version;
-  ops::BlobV2ExternalPolicy external;
-  if (base) external.bases = base->file.manifest.base_paths;
-  external.allow_outside_bases = params.allow_external_blob_outside_bases;
-  FragmentWriter writer(*store, schema, params, file_options, std::move(external));
+  auto writer_options = ops::FragmentWriterOptions::FromParams(params, storage_version);
+  if (base) writer_options.external.bases = base->file.manifest.base_paths;
+  writer_options.external.allow_outside_bases = params.allow_external_blob_outside_bases;
+  util::ProgressStage progress(params.progress, "writing", "rows", params.expected_rows);
+  writer_options.on_progress = [&progress](uint64_t rows_written) { progress.AdvanceTo(rows_written); };
+  ops::FragmentWriter writer(*store, schema, std::move(writer_options));
   auto written = WriteAll(*data, writer, schema, appending, *target, uri);
   if (!written.ok()) {
     writer.RemoveFiles();

@@ -23,7 +23,11 @@ template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
 // Gives fragments that are new to the table their ids and, when the dataset
-// has stable row ids, their row ids and lineage (all rows created now).
+// has stable row ids, their row ids and lineage: rows without ids are
+// created now. A fragment may carry ids and created_at for its first rows
+// only (a merge-insert's rewritten rows, then its inserted ones); the rest
+// are filled in, as the reference does. Every row of a new fragment was
+// last updated now.
 class NewFragmentStamper {
  public:
   NewFragmentStamper(Manifest* m, uint64_t first_id, bool stable_row_ids)
@@ -38,13 +42,45 @@ class NewFragmentStamper {
       return Status::Invalid("new fragment ", f->id, " has no physical row count; stable row ids need it");
     }
     const uint64_t rows = *f->physical_rows;
+    const std::string what = "new fragment " + std::to_string(f->id);
     if (!f->row_ids.present()) {
       f->row_ids.inline_bytes = table::RowIdSequence::FromRange(m_->next_row_id, rows).Serialize();
       m_->next_row_id += rows;
+    } else if (f->row_ids.inline_bytes) {
+      LANCE_ASSIGN_OR_RAISE(auto seq, table::RowIdSequence::Parse(*f->row_ids.inline_bytes, what + " row ids"));
+      const uint64_t carried = seq.Length();
+      if (carried > rows) {
+        return Status::Invalid(what, " has ", carried, " row ids for ", rows, " rows");
+      }
+      if (carried < rows) {
+        std::vector<uint64_t> ids = seq.ToVector();
+        for (uint64_t i = 0; i < rows - carried; ++i) ids.push_back(m_->next_row_id + i);
+        m_->next_row_id += rows - carried;
+        f->row_ids.inline_bytes = table::RowIdSequence::FromValues(ids).Serialize();
+      }
     }
-    const std::string versions = table::RowVersionSequence({{rows, m_->version}}).Serialize();
-    if (!f->created_at_versions.present()) f->created_at_versions.inline_bytes = versions;
-    if (!f->last_updated_at_versions.present()) f->last_updated_at_versions.inline_bytes = versions;
+    if (!f->created_at_versions.present()) {
+      f->created_at_versions.inline_bytes = table::RowVersionSequence({{rows, m_->version}}).Serialize();
+    } else if (f->created_at_versions.inline_bytes) {
+      LANCE_ASSIGN_OR_RAISE(auto seq, table::RowVersionSequence::Parse(*f->created_at_versions.inline_bytes,
+                                                                       what + " created_at versions"));
+      const uint64_t carried = seq.Length();
+      if (carried > rows) {
+        return Status::Invalid(what, " has created_at versions for ", carried, " rows, not ", rows);
+      }
+      if (carried < rows) {
+        std::vector<table::VersionRun> runs = seq.runs();
+        if (!runs.empty() && runs.back().version == m_->version) {
+          runs.back().length += rows - carried;
+        } else {
+          runs.push_back({rows - carried, m_->version});
+        }
+        f->created_at_versions.inline_bytes = table::RowVersionSequence(std::move(runs)).Serialize();
+      }
+    }
+    if (!f->last_updated_at_versions.present()) {
+      f->last_updated_at_versions.inline_bytes = table::RowVersionSequence({{rows, m_->version}}).Serialize();
+    }
     return Status::OK();
   }
 
