@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "lance/retry.h"
 #include "lance/status.h"
 
 namespace lance {
@@ -20,8 +21,11 @@ struct DeleteResult {
 
 /// Deletes the rows of the latest version where `predicate` (SQL, see the
 /// CLI contract) is true. Deleted offsets are merged into each fragment's
-/// deletion file; a fragment left without live rows is removed.
-Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predicate);
+/// deletion file; a fragment left without live rows is removed. Deletes
+/// committed concurrently by other writers are merged row by row; a
+/// conflicting commit makes it run again, per `retry`.
+Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predicate,
+                                const RetryParams& retry = {});
 
 /// Commits the content of `version` as the new latest version; returns it.
 Result<uint64_t> RestoreVersion(const std::string& uri, uint64_t version);

@@ -12,6 +12,7 @@
 
 #include <arrow/record_batch.h>
 
+#include "lance/retry.h"
 #include "lance/status.h"
 
 namespace lance {
@@ -26,9 +27,11 @@ struct UpdateResult {
 /// matching rows are rewritten into new fragments and deleted where they
 /// were. Values and predicate use the SQL of the CLI contract; an empty
 /// predicate matches every row. Updated rows keep their stable row ids.
+/// Concurrent deletes of other rows are merged row by row; a conflicting
+/// commit makes it run again, per `retry`.
 Result<UpdateResult> UpdateRows(const std::string& uri,
                                 const std::vector<std::pair<std::string, std::string>>& set,
-                                const std::string& predicate = "");
+                                const std::string& predicate = "", const RetryParams& retry = {});
 
 struct MergeInsertParams {
   /// Key columns the source is joined with the table on.
@@ -38,6 +41,9 @@ struct MergeInsertParams {
   bool when_not_matched_by_source_delete = false;
   /// With the above: only target rows where this holds are deleted.
   std::string when_not_matched_by_source_predicate;
+  /// Re-runs after conflicting commits (conflict_retries, retry_timeout)
+  /// and commit attempts (num_retries).
+  RetryParams retry;
 };
 
 struct MergeInsertResult {
@@ -54,8 +60,8 @@ struct MergeInsertResult {
 /// columns a partial source lacks; inserted rows get nulls there (a
 /// non-nullable one is an error). Two source rows matching the same target
 /// row are an error ("Ambiguous merge inserts are prohibited"); null keys
-/// never match. A conflicting concurrent commit makes it run again (up to
-/// 10 times), as the reference does; so does UpdateRows.
+/// never match. A conflicting concurrent commit makes it run again (per
+/// params.retry), as the reference does; so does UpdateRows.
 Result<MergeInsertResult> MergeInsert(const std::string& uri,
                                       const std::shared_ptr<arrow::RecordBatchReader>& source,
                                       const MergeInsertParams& params);

@@ -15,6 +15,7 @@
 
 #include "lance/dataset.h"
 #include "lance/file_writer.h"
+#include "lance/retry.h"
 #include "lance/status.h"
 
 namespace lance {
@@ -44,6 +45,10 @@ struct WriteParams {
   /// Called with the number of rows written so far, after each slice of
   /// rows (at most max_rows_per_group); empty = no reports.
   std::function<void(uint64_t rows_written)> on_progress;
+  /// Commit attempts while other writers take the next version first
+  /// (retry.num_retries); an append is checked and rebuilt on each new
+  /// latest. Creating a dataset is tried once.
+  RetryParams retry;
 };
 
 /// Writes `data` to `uri` per `params.mode` and returns the new version.

@@ -10,6 +10,7 @@
 
 #include "lance/file/blob_v2.h"
 #include "lance/ops/blob_v2_values.h"
+#include "lance/ops/retry.h"
 #include "lance/ops/row_rewrite.h"
 #include "lance/row_ops.h"
 #include "lance/scan/filter_parser.h"
@@ -130,7 +131,7 @@ Result<std::optional<Matches>> FindMatches(const std::shared_ptr<Dataset>& datas
 // One attempt: read the latest version, rewrite, commit on top of it.
 Result<UpdateResult> UpdateOnce(const std::string& uri,
                                 const std::vector<std::pair<std::string, std::string>>& set,
-                                const std::string& predicate) {
+                                const std::string& predicate, const RetryParams& retry) {
   LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
   LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
   if (!base) return Status::IOError("dataset not found: ", uri);
@@ -215,7 +216,7 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
     // struct's children), as pylance 14 records them.
     AddSubtreeIds(dataset->manifest().schema.fields[a.column], &rewrite.fields_for_preserving_frag_bitmap);
   }
-  auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite));
+  auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite), retry);
   if (!committed.ok()) {
     writer.RemoveFiles();
     return committed.status();
@@ -228,16 +229,10 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
 
 Result<UpdateResult> UpdateRows(const std::string& uri,
                                 const std::vector<std::pair<std::string, std::string>>& set,
-                                const std::string& predicate) {
-  // A version committed meanwhile that touched the same fragments is a
-  // conflict; the reference then runs the whole update again.
-  Status last;
-  for (int attempt = 0; attempt < ops::kConflictRetries; ++attempt) {
-    auto result = UpdateOnce(uri, set, predicate);
-    if (result.ok() || !txn::IsCommitConflict(result.status())) return result;
-    last = result.status();
-  }
-  return last;
+                                const std::string& predicate, const RetryParams& retry) {
+  // A version committed meanwhile that touched the same rows is a
+  // retryable conflict; the reference then runs the whole update again.
+  return ops::RunWithRetries(retry, "update of " + uri, [&] { return UpdateOnce(uri, set, predicate, retry); });
 }
 
 }  // namespace lance

@@ -140,6 +140,9 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
             RemoveFragments(&m, op.removed_fragment_ids);
             NewFragmentStamper stamper(&m, NextFragmentId(m), stable_row_ids);
             for (Fragment f : op.new_fragments) {
+              // Rewritten rows keep their created-at versions but were last
+              // updated by this commit, whichever version a rebase gives it.
+              if (stable_row_ids) f.last_updated_at_versions = {};
               LANCE_RETURN_NOT_OK(stamper.Stamp(&f));
               m.fragments.push_back(std::move(f));
             }
