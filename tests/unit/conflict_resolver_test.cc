@@ -4,13 +4,21 @@
 // delete over concurrent deletes and a compaction on a real dataset.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
 #include <thread>
 
+#include <arrow/api.h>
+
+#include "lance/dataset.h"
 #include "lance/io/object_store.h"
+#include "lance/operations.h"
+#include "lance/row_ops.h"
+#include "lance/scanner.h"
+#include "lance/write.h"
 #include "lance/ops/retry.h"
 #include "lance/table/deletion_file.h"
 #include "lance/table/manifest_location.h"
@@ -507,6 +515,100 @@ TEST_F(RebaseTest, OverwriteIsIncompatible) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(GetErrorKind(r.status()), ErrorKind::kCommitConflict) << r.status().ToString();
 }
+
+// Writers of one process racing through the public API. Whichever way the
+// race goes, every write commits and none is lost or doubled.
+class ConcurrentWritersTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("lance_concurrent_test_" + std::to_string(::getpid()) + "_" +
+                                        std::to_string(GetParam()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    arrow::Int64Builder ids, counts;
+    for (int64_t i = 0; i < 100; ++i) {
+      ASSERT_TRUE(ids.Append(i).ok());
+      ASSERT_TRUE(counts.Append(0).ok());
+    }
+    auto schema = arrow::schema({arrow::field("id", arrow::int64()), arrow::field("c", arrow::int64())});
+    auto batch = arrow::RecordBatch::Make(schema, 100, {*ids.Finish(), *counts.Finish()});
+    auto reader = *arrow::RecordBatchReader::Make({batch}, schema);
+    WriteParams params;
+    params.enable_stable_row_ids = GetParam();
+    auto ds = WriteDataset(reader, dir_.string(), params);
+    ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::shared_ptr<arrow::Table> Rows() {
+    auto ds = Dataset::Open(dir_.string());
+    EXPECT_TRUE(ds.ok()) << ds.status().ToString();
+    auto t = ScanBuilder(*ds).ToTable();
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return *t;
+  }
+
+  uint64_t LatestVersion() { return (*Dataset::Open(dir_.string()))->version(); }
+
+  fs::path dir_;
+};
+
+TEST_P(ConcurrentWritersTest, DeletesOfDifferentRowsOfOneFragmentAllCommit) {
+  const std::vector<int> victims = {1, 9, 23, 40, 55, 61, 78, 99};
+  std::vector<Status> results(victims.size());
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < victims.size(); ++i) {
+    threads.emplace_back([&, i] {
+      while (!go) std::this_thread::yield();
+      auto r = DeleteRows(dir_.string(), "id = " + std::to_string(victims[i]));
+      results[i] = r.ok() ? (r->committed && r->num_deleted_rows == 1 ? Status::OK() : Status::Invalid("no-op"))
+                          : r.status();
+    });
+  }
+  go = true;
+  for (auto& t : threads) t.join();
+  for (const auto& st : results) EXPECT_TRUE(st.ok()) << st.ToString();
+  auto rows = Rows();
+  EXPECT_EQ(rows->num_rows(), 100 - static_cast<int64_t>(victims.size()));
+  EXPECT_EQ(LatestVersion(), 1 + victims.size());
+  auto ds = *Dataset::Open(dir_.string());
+  ASSERT_EQ(ds->manifest().fragments.size(), 1u) << "deletes never rewrite data";
+  EXPECT_EQ(*ds->NumDeletedRows(ds->manifest().fragments[0]), victims.size());
+}
+
+TEST_P(ConcurrentWritersTest, IncrementsOfOneRowAreCountedOnce) {
+  constexpr int kWriters = 6;
+  std::vector<Status> results(kWriters);
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWriters; ++i) {
+    threads.emplace_back([&, i] {
+      while (!go) std::this_thread::yield();
+      auto r = UpdateRows(dir_.string(), {{"c", "c + 1"}}, "id = 5");
+      results[i] = r.ok() ? Status::OK() : r.status();
+    });
+  }
+  go = true;
+  for (auto& t : threads) t.join();
+  for (const auto& st : results) EXPECT_TRUE(st.ok()) << st.ToString();
+  auto rows = Rows();
+  ASSERT_EQ(rows->num_rows(), 100);
+  int64_t seen = 0, total = 0;
+  for (const auto& chunk : rows->GetColumnByName("c")->chunks()) {
+    const auto& c = static_cast<const arrow::Int64Array&>(*chunk);
+    for (int64_t i = 0; i < c.length(); ++i) total += c.Value(i);
+  }
+  for (const auto& chunk : rows->GetColumnByName("id")->chunks()) {
+    const auto& c = static_cast<const arrow::Int64Array&>(*chunk);
+    for (int64_t i = 0; i < c.length(); ++i) seen += c.Value(i) == 5;
+  }
+  EXPECT_EQ(seen, 1);
+  EXPECT_EQ(total, kWriters);
+  EXPECT_EQ(LatestVersion(), 1u + kWriters);
+}
+
+INSTANTIATE_TEST_SUITE_P(StableRowIds, ConcurrentWritersTest, ::testing::Bool());
 
 TEST(SlotBackoff, FourEightSixteenSlotsOfTheUnit) {
   txn::SlotBackoff backoff;
