@@ -179,3 +179,19 @@ def test_mix(dataset, lance_cpp, tmp_path):
     expected_ids = [i for i in range(ROWS) if i not in (10, 20, 30, 40)] + [5000, 5001, 6000]
     assert table["id"].to_pylist() == expected_ids
     assert [r["c"] for r in table.to_pylist() if r["id"] == 7] == [2]
+
+
+def test_retry_flags(dataset, lance_cpp, tmp_path):
+    path, _ = dataset
+    lance_cpp.run_ok("delete", path, "id = 1", "--max-retries", "3", "--retry-timeout", "5")
+    lance_cpp.run_ok("update", path, "--set", "c=c + 1", "--where", "id = 2", "--max-retries", "0",
+                     "--retry-timeout", "0.5")
+    for args in (["delete", path, "id = 3", "--max-retries", "many"],
+                 ["delete", path, "id = 3", "--retry-timeout", "-1"],
+                 ["write", path, "--input", "x.arrow", "--mode", "append", "--max-retries", "-2"]):
+        proc = lance_cpp.run(*args)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith("error: ")
+    table = lance.dataset(path).to_table().sort_by("id")
+    assert 1 not in table["id"].to_pylist()
+    assert [r["c"] for r in table.to_pylist() if r["id"] == 2] == [1]
