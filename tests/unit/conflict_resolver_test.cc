@@ -12,6 +12,7 @@
 #include <thread>
 
 #include <arrow/api.h>
+#include <arrow/array/concatenate.h>
 
 #include "lance/dataset.h"
 #include "lance/io/object_store.h"
@@ -606,6 +607,60 @@ TEST_P(ConcurrentWritersTest, IncrementsOfOneRowAreCountedOnce) {
   EXPECT_EQ(seen, 1);
   EXPECT_EQ(total, kWriters);
   EXPECT_EQ(LatestVersion(), 1u + kWriters);
+}
+
+TEST_P(ConcurrentWritersTest, MergeInsertsAndDeletesOfOtherRowsAllCommit) {
+  auto source = [](int64_t id, int64_t c) {
+    auto schema = arrow::schema({arrow::field("id", arrow::int64()), arrow::field("c", arrow::int64())});
+    arrow::Int64Builder ids, counts;
+    EXPECT_TRUE(ids.Append(id).ok());
+    EXPECT_TRUE(counts.Append(c).ok());
+    auto batch = arrow::RecordBatch::Make(schema, 1, {*ids.Finish(), *counts.Finish()});
+    return *arrow::RecordBatchReader::Make({batch}, schema);
+  };
+  std::vector<std::function<Status()>> writers = {
+      [&] { return DeleteRows(dir_.string(), "id = 50").status(); },
+      [&] { return DeleteRows(dir_.string(), "id = 60").status(); },
+      [&] {
+        MergeInsertParams p;
+        p.on = {"id"};
+        p.when_matched_update_all = true;
+        return MergeInsert(dir_.string(), source(10, 100), p).status();
+      },
+      [&] {
+        MergeInsertParams p;
+        p.on = {"id"};
+        p.when_matched_update_all = true;
+        p.when_not_matched_insert_all = true;
+        return MergeInsert(dir_.string(), source(20, 200), p).status();
+      },
+  };
+  std::vector<Status> results(writers.size());
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < writers.size(); ++i) {
+    threads.emplace_back([&, i] {
+      while (!go) std::this_thread::yield();
+      results[i] = writers[i]();
+    });
+  }
+  go = true;
+  for (auto& t : threads) t.join();
+  for (const auto& st : results) EXPECT_TRUE(st.ok()) << st.ToString();
+  auto rows = Rows();
+  std::map<int64_t, int64_t> c_of;
+  auto ids = *arrow::Concatenate(rows->GetColumnByName("id")->chunks());
+  auto cs = *arrow::Concatenate(rows->GetColumnByName("c")->chunks());
+  for (int64_t i = 0; i < ids->length(); ++i) {
+    const int64_t id = static_cast<const arrow::Int64Array&>(*ids).Value(i);
+    EXPECT_EQ(c_of.count(id), 0u) << "row " << id << " twice";
+    c_of[id] = static_cast<const arrow::Int64Array&>(*cs).Value(i);
+  }
+  EXPECT_EQ(c_of.size(), 98u);
+  EXPECT_EQ(c_of.count(50) + c_of.count(60), 0u);
+  EXPECT_EQ(c_of[10], 100);
+  EXPECT_EQ(c_of[20], 200);
+  EXPECT_EQ(LatestVersion(), 1u + writers.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(StableRowIds, ConcurrentWritersTest, ::testing::Bool());
