@@ -455,6 +455,9 @@ TEST_F(RebaseTest, OverlappingRowsAreRetryable) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(GetErrorKind(r.status()), ErrorKind::kRetryableCommitConflict) << r.status().ToString();
   EXPECT_NE(r.status().message().find("3]"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("Delete based on version 1 and the Delete committed concurrently as version 2"),
+            std::string::npos)
+      << r.status().ToString();
   EXPECT_EQ(DeletedNow(), (std::vector<uint32_t>{2, 3}));
 }
 

@@ -32,9 +32,9 @@ auto RunWithRetries(const RetryParams& params, const std::string& what, Fn&& run
     const std::string last = result.status().message();
     if (runs > params.conflict_retries) {
       return MakeError(ErrorKind::kTooMuchWriteContention,
-                       "too much write contention: " + what + " conflicted with concurrent commits " +
-                           std::to_string(runs) + " times (at most " + std::to_string(params.conflict_retries) +
-                           " re-runs); last: " + last);
+                       "too much write contention: " + what + " was run " + std::to_string(runs) +
+                           " time(s) and conflicted with a concurrent commit each time (conflict_retries " +
+                           std::to_string(params.conflict_retries) + "); last: " + last);
     }
     if (elapsed > params.retry_timeout) {
       return MakeError(ErrorKind::kTooMuchWriteContention,

@@ -735,12 +735,17 @@ TransactionRebase::TransactionRebase(Transaction txn, const Manifest& read_manif
 }
 
 Status TransactionRebase::Check(const OperationFacts& theirs, uint64_t their_version) {
-  const Verdict v = CheckConflict(facts_, theirs, initial_fragments_, affected_rows_ != nullptr, &rebase_fragments_);
-  if (v == Verdict::kCompatible || v == Verdict::kRebase) return Status::OK();
+  std::set<uint64_t> rebase;
+  const Verdict v = CheckConflict(facts_, theirs, initial_fragments_, affected_rows_ != nullptr, &rebase);
   const std::string mine = std::string(OperationKindName(facts_.kind)) + " based on version " +
                            std::to_string(txn_.read_version);
   const std::string other = std::string(OperationKindName(theirs.kind)) + " committed concurrently as version " +
                             std::to_string(their_version);
+  for (uint64_t id : rebase) {
+    rebase_fragments_.insert(id);
+    changed_by_[id] = other;
+  }
+  if (v == Verdict::kCompatible || v == Verdict::kRebase) return Status::OK();
   if (v == Verdict::kRetryable) {
     return MakeError(ErrorKind::kRetryableCommitConflict,
                      "retryable commit conflict: this " + mine + " was preempted by the " + other +
@@ -779,10 +784,10 @@ Result<Transaction> TransactionRebase::Finish(const io::ObjectStore& store, cons
         }
         return MakeError(ErrorKind::kRetryableCommitConflict,
                          "retryable commit conflict: this " + std::string(OperationKindName(facts_.kind)) +
-                             " based on version " + std::to_string(txn_.read_version) +
-                             " and a transaction committed concurrently up to version " +
-                             std::to_string(latest.version) + " both modified rows at addresses [" + sample +
-                             "] of fragment " + std::to_string(id) + "; run it again on the new version");
+                             " based on version " + std::to_string(txn_.read_version) + " and the " +
+                             changed_by_[id] + " both modified rows at addresses [" + sample + "] of fragment " +
+                             std::to_string(id) + "; run it again on the new version " +
+                             std::to_string(latest.version));
       }
       merged.UnionWith(ours->second);
     }

@@ -166,6 +166,9 @@ class TransactionRebase {
   std::map<uint64_t, Fragment> initial_fragments_;
   std::shared_ptr<const AffectedRows> affected_rows_;
   std::set<uint64_t> rebase_fragments_;
+  /// For each fragment to rebase, the commit that last changed it
+  /// ("Delete committed concurrently as version 7"), for messages.
+  std::map<uint64_t, std::string> changed_by_;
 };
 
 }  // namespace lance::txn
