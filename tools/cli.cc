@@ -1,6 +1,9 @@
 #include "cli.h"
 
 #include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -78,7 +81,39 @@ int ReportError(const Status& status) {
   std::string msg = status.message();
   std::replace(msg.begin(), msg.end(), '\n', ' ');
   std::cerr << "error: " << msg << std::endl;
+  switch (GetErrorKind(status)) {
+    case ErrorKind::kRetryableCommitConflict:
+    case ErrorKind::kCommitConflict: return kExitCommitConflict;
+    case ErrorKind::kTooMuchWriteContention: return kExitTooMuchContention;
+    case ErrorKind::kOther: break;
+  }
   return kExitError;
+}
+
+std::optional<UsageError> ParseRetryFlags(const Args& args, bool operation_level, RetryParams* out) {
+  if (args.Has("--max-retries")) {
+    const std::string v = args.Get("--max-retries");
+    uint32_t n = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || ptr != v.data() + v.size() || v.empty()) {
+      return UsageError{"--max-retries needs a count, got '" + v + "'"};
+    }
+    if (operation_level) {
+      out->conflict_retries = n;
+    } else {
+      out->num_retries = n;
+    }
+  }
+  if (args.Has("--retry-timeout")) {
+    const std::string v = args.Get("--retry-timeout");
+    char* end = nullptr;
+    const double seconds = std::strtod(v.c_str(), &end);
+    if (v.empty() || end != v.c_str() + v.size() || !(seconds >= 0)) {
+      return UsageError{"--retry-timeout needs seconds, got '" + v + "'"};
+    }
+    out->retry_timeout = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  }
+  return std::nullopt;
 }
 
 int ReportUsage(const std::string& message, const char* usage) {

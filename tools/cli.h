@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "lance/retry.h"
 #include "lance/status.h"
 
 namespace lance::cli {
@@ -15,6 +16,12 @@ namespace lance::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
+/// A write lost to a conflicting concurrent commit that retries did not
+/// resolve (incompatible, or still conflicting on the last attempt).
+inline constexpr int kExitCommitConflict = 3;
+/// A write was re-run as often or as long as --max-retries/--retry-timeout
+/// allow and still conflicted.
+inline constexpr int kExitTooMuchContention = 4;
 
 /// Parsed arguments: positionals in order, and --flag [value] options.
 struct Args {
@@ -72,7 +79,14 @@ void PrintChange(const std::string& what, uint64_t version, bool committed);
 /// The latest version of the dataset at `uri`.
 Result<uint64_t> LatestVersion(const std::string& uri);
 
-/// Prints "error: ..." for a failed Status and returns kExitError.
+/// The retry flags of writing commands: --max-retries N (re-runs of a
+/// delete/update/merge-insert; commit attempts of a write) and
+/// --retry-timeout SECONDS.
+inline const std::vector<std::string> kRetryFlags = {"--max-retries", "--retry-timeout"};
+std::optional<UsageError> ParseRetryFlags(const Args& args, bool operation_level, RetryParams* out);
+
+/// Prints "error: ..." for a failed Status and returns kExitError, or the
+/// exit code of its conflict kind.
 int ReportError(const Status& status);
 /// Prints "error: ..." and the command's usage, returns kExitUsage.
 int ReportUsage(const std::string& message, const char* usage);

@@ -11,10 +11,12 @@ namespace lance::cli {
 namespace {
 
 constexpr const char* kUpdateUsage =
-    "lance-cpp update URI --set COL=EXPR [--set ...] [--where PRED] [--quiet]";
+    "lance-cpp update URI --set COL=EXPR [--set ...] [--where PRED] [--max-retries N] [--retry-timeout SECONDS] "
+    "[--quiet]";
 constexpr const char* kMergeInsertUsage =
     "lance-cpp merge-insert URI --on KEY[,KEY] --input FILE [--when-matched-update-all] "
-    "[--when-not-matched-insert-all] [--when-not-matched-by-source-delete [PRED]] [--quiet]";
+    "[--when-not-matched-insert-all] [--when-not-matched-by-source-delete [PRED]] [--max-retries N] "
+    "[--retry-timeout SECONDS] [--quiet]";
 constexpr const char* kCleanupUsage =
     "lance-cpp cleanup URI --older-than DURATION [--delete-unverified] [--quiet]";
 
@@ -79,11 +81,16 @@ int RunUpdate(const std::vector<std::string>& argv) {
     set.emplace_back(column, value);
   }
   Args args;
-  if (auto err = ParseArgs(rest, {"--where"}, {"--quiet"}, &args)) return ReportUsage(err->message, kUpdateUsage);
+  if (auto err = ParseArgs(rest, {"--where", "--max-retries", "--retry-timeout"}, {"--quiet"}, &args)) {
+    return ReportUsage(err->message, kUpdateUsage);
+  }
+  UpdateOptions options;
+  if (auto err = ParseRetryFlags(args, /*operation_level=*/true, &options.retry)) {
+    return ReportUsage(err->message, kUpdateUsage);
+  }
   if (args.positional.size() != 1) return ReportUsage("update takes exactly one URI", kUpdateUsage);
   if (set.empty()) return ReportUsage("update needs at least one --set", kUpdateUsage);
   ProgressBar bar(args.Has("--quiet"));
-  UpdateOptions options;
   options.progress = bar.Callback();
   auto result = UpdateRows(args.positional[0], set, args.Get("--where"), options);
   bar.Clear();
@@ -95,7 +102,7 @@ int RunUpdate(const std::vector<std::string>& argv) {
 int RunMergeInsert(const std::vector<std::string>& argv) {
   // The by-source delete takes an optional predicate: the argument after
   // it, when the command line has one positional more than the URI.
-  const std::vector<std::string> values = {"--on", "--input"};
+  const std::vector<std::string> values = {"--on", "--input", "--max-retries", "--retry-timeout"};
   const std::vector<std::string> switches = {"--when-matched-update-all", "--when-not-matched-insert-all",
                                              "--when-not-matched-by-source-delete", "--quiet"};
   Args trial;
@@ -131,6 +138,9 @@ int RunMergeInsert(const std::vector<std::string>& argv) {
   if (args.positional.size() != 1) return ReportUsage("merge-insert takes exactly one URI", kMergeInsertUsage);
   if (!args.Has("--on") || args.Get("--on").empty()) return ReportUsage("--on KEY is required", kMergeInsertUsage);
   if (!args.Has("--input")) return ReportUsage("--input FILE is required", kMergeInsertUsage);
+  if (auto err = ParseRetryFlags(args, /*operation_level=*/true, &params.retry)) {
+    return ReportUsage(err->message, kMergeInsertUsage);
+  }
   params.on = SplitCommas(args.Get("--on"));
   params.when_matched_update_all = args.Has("--when-matched-update-all");
   params.when_not_matched_insert_all = args.Has("--when-not-matched-insert-all");

@@ -28,11 +28,11 @@ int RunWrite(const std::vector<std::string>& argv) {
       "lance-cpp write URI --input FILE [--mode create|append|overwrite] "
       "[--data-storage-version 2.0|2.1|2.2] [--enable-stable-row-ids] [--enable-v2-manifest-paths] "
       "[--allow-external-blob-outside-bases] "
-      "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N] [--quiet]";
+      "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N] [--max-retries N] [--quiet]";
   Args args;
   if (auto err = ParseArgs(argv,
                            {"--input", "--mode", "--data-storage-version", "--max-rows-per-file",
-                            "--max-bytes-per-file"},
+                            "--max-bytes-per-file", "--max-retries"},
                            {"--enable-stable-row-ids", "--enable-v2-manifest-paths", "--allow-external-blob-outside-bases",
                             "--disable-v2-manifest-paths", "--quiet"},
                            &args)) {
@@ -41,6 +41,9 @@ int RunWrite(const std::vector<std::string>& argv) {
   if (args.positional.size() != 1) return ReportUsage("write takes exactly one URI", kUsage);
   if (!args.Has("--input")) return ReportUsage("write needs --input FILE", kUsage);
   WriteParams params;
+  if (auto err = ParseRetryFlags(args, /*operation_level=*/false, &params.retry)) {
+    return ReportUsage(err->message, kUsage);
+  }
   const std::string mode = args.Get("--mode", "create");
   if (mode == "create") {
     params.mode = WriteMode::kCreate;
@@ -107,12 +110,15 @@ int RunWrite(const std::vector<std::string>& argv) {
 }
 
 int RunDelete(const std::vector<std::string>& argv) {
-  constexpr const char* kUsage = "lance-cpp delete URI PRED [--quiet]";
+  constexpr const char* kUsage = "lance-cpp delete URI PRED [--max-retries N] [--retry-timeout SECONDS] [--quiet]";
   Args args;
-  if (auto err = ParseArgs(argv, {}, {"--quiet"}, &args)) return ReportUsage(err->message, kUsage);
+  if (auto err = ParseArgs(argv, kRetryFlags, {"--quiet"}, &args)) return ReportUsage(err->message, kUsage);
   if (args.positional.size() != 2) return ReportUsage("delete takes a URI and a predicate", kUsage);
-  ProgressBar bar(args.Has("--quiet"));
   DeleteOptions options;
+  if (auto err = ParseRetryFlags(args, /*operation_level=*/true, &options.retry)) {
+    return ReportUsage(err->message, kUsage);
+  }
+  ProgressBar bar(args.Has("--quiet"));
   options.progress = bar.Callback();
   auto result = DeleteRows(args.positional[0], args.positional[1], options);
   bar.Clear();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "lance/progress.h"
+#include "lance/retry.h"
 #include "lance/status.h"
 
 namespace lance {
@@ -23,11 +24,16 @@ struct DeleteOptions {
   /// Reports stage "scanning" in rows (every physical row of the version,
   /// total known) as the predicate is evaluated; empty = no reports.
   ProgressCallback progress;
+  /// Re-runs after conflicting commits (conflict_retries, retry_timeout)
+  /// and commit attempts (num_retries).
+  RetryParams retry;
 };
 
 /// Deletes the rows of the latest version where `predicate` (SQL, see the
 /// CLI contract) is true. Deleted offsets are merged into each fragment's
-/// deletion file; a fragment left without live rows is removed.
+/// deletion file; a fragment left without live rows is removed. Deletes
+/// committed concurrently by other writers are merged row by row; a
+/// conflicting commit makes it run again, per `options.retry`.
 Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predicate,
                                 const DeleteOptions& options = {});
 

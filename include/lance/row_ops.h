@@ -13,6 +13,7 @@
 #include <arrow/record_batch.h>
 
 #include "lance/progress.h"
+#include "lance/retry.h"
 #include "lance/status.h"
 
 namespace lance {
@@ -30,12 +31,17 @@ struct UpdateOptions {
   /// matched rows when few, else again the position in the version's
   /// physical rows); empty = no reports.
   ProgressCallback progress;
+  /// Re-runs after conflicting commits (conflict_retries, retry_timeout)
+  /// and commit attempts (num_retries).
+  RetryParams retry;
 };
 
 /// UPDATE ... SET col = value, ... WHERE predicate, as pylance's update:
 /// matching rows are rewritten into new fragments and deleted where they
 /// were. Values and predicate use the SQL of the CLI contract; an empty
 /// predicate matches every row. Updated rows keep their stable row ids.
+/// Concurrent deletes of other rows are merged row by row; a conflicting
+/// commit makes it run again, per `options.retry`.
 Result<UpdateResult> UpdateRows(const std::string& uri,
                                 const std::vector<std::pair<std::string, std::string>>& set,
                                 const std::string& predicate = "", const UpdateOptions& options = {});
@@ -52,6 +58,9 @@ struct MergeInsertParams {
   /// known) as the keys are joined, then "writing" (the rows updated and
   /// inserted, total known); empty = no reports.
   ProgressCallback progress;
+  /// Re-runs after conflicting commits (conflict_retries, retry_timeout)
+  /// and commit attempts (num_retries).
+  RetryParams retry;
 };
 
 struct MergeInsertResult {
@@ -68,8 +77,8 @@ struct MergeInsertResult {
 /// columns a partial source lacks; inserted rows get nulls there (a
 /// non-nullable one is an error). Two source rows matching the same target
 /// row are an error ("Ambiguous merge inserts are prohibited"); null keys
-/// never match. A conflicting concurrent commit makes it run again (up to
-/// 10 times), as the reference does; so does UpdateRows.
+/// never match. A conflicting concurrent commit makes it run again (per
+/// params.retry), as the reference does; so does UpdateRows.
 Result<MergeInsertResult> MergeInsert(const std::string& uri,
                                       const std::shared_ptr<arrow::RecordBatchReader>& source,
                                       const MergeInsertParams& params);

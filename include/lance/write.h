@@ -15,6 +15,7 @@
 #include "lance/dataset.h"
 #include "lance/file_writer.h"
 #include "lance/progress.h"
+#include "lance/retry.h"
 #include "lance/status.h"
 
 namespace lance {
@@ -47,6 +48,10 @@ struct WriteParams {
   /// The number of rows `data` holds, when the caller knows it (an Arrow
   /// IPC or Parquet file does): reported as the total of `progress`.
   std::optional<uint64_t> expected_rows;
+  /// Commit attempts while other writers take the next version first
+  /// (retry.num_retries); an append is checked and rebuilt on each new
+  /// latest. Creating a dataset is tried once.
+  RetryParams retry;
 };
 
 /// Writes `data` to `uri` per `params.mode` and returns the new version.

@@ -25,6 +25,7 @@
 #include "lance/ops/blob_v2_input.h"
 #include "lance/ops/blob_v2_values.h"
 #include "lance/ops/fragment_writer.h"
+#include "lance/ops/retry.h"
 #include "lance/ops/row_rewrite.h"
 #include "lance/row_ops.h"
 #include "lance/scanner.h"
@@ -693,7 +694,7 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
   for (const auto& field : dataset->manifest().schema.FieldsPreOrder()) {
     rewrite.fields_for_preserving_frag_bitmap.push_back(static_cast<uint32_t>(field.id));
   }
-  auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite));
+  auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite), params.retry);
   if (!committed.ok()) {
     writer.RemoveFiles();
     return committed.status();
@@ -717,14 +718,10 @@ Result<MergeInsertResult> MergeInsert(const std::string& uri,
     if (!batch) break;
     batches.push_back(std::move(batch));
   }
-  Status last;
-  for (int attempt = 0; attempt < ops::kConflictRetries; ++attempt) {
+  return ops::RunWithRetries(params.retry, "merge-insert into " + uri, [&]() -> Result<MergeInsertResult> {
     LANCE_ASSIGN_OR_RAISE(auto replay, arrow::RecordBatchReader::Make(batches, source->schema()));
-    auto result = MergeInsertOnce(uri, *replay, params);
-    if (result.ok() || !txn::IsCommitConflict(result.status())) return result;
-    last = result.status();
-  }
-  return last;
+    return MergeInsertOnce(uri, *replay, params);
+  });
 }
 
 }  // namespace lance

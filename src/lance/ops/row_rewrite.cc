@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "lance/scanner.h"
+#include "lance/table/deletion_file.h"
 #include "lance/table/deletion_vector.h"
 #include "lance/table/feature_flags.h"
 #include "lance/table/row_id_sequence.h"
@@ -16,9 +17,6 @@
 namespace lance::ops {
 namespace {
 
-// The reference keeps a deletion vector as a set (.arrow) up to this many
-// rows, then as a bitmap (.bin), and never goes back.
-constexpr uint64_t kBitmapThreshold = 5000;
 
 uint64_t RandomU64() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -28,6 +26,7 @@ uint64_t RandomU64() {
 Status MarkDeletedInto(const io::ObjectStore& store, const Dataset& dataset,
                        const std::map<uint64_t, std::vector<uint32_t>>& offsets, DeletionOutcome* result) {
   DeletionOutcome& out = *result;
+  out.affected_rows = std::make_shared<txn::AffectedRows>();
   const uint64_t read_version = dataset.version();
   for (const auto& fragment : dataset.manifest().fragments) {
     auto it = offsets.find(fragment.id);
@@ -35,30 +34,22 @@ Status MarkDeletedInto(const io::ObjectStore& store, const Dataset& dataset,
     LANCE_ASSIGN_OR_RAISE(auto old_rows, dataset.DeletedRows(fragment));
     auto deleted = table::DeletionVector::FromOffsets(old_rows);
     const uint64_t before = deleted.Cardinality();
-    for (uint32_t offset : it->second) deleted.Add(offset);
+    table::DeletionVector& affected = (*out.affected_rows)[fragment.id];
+    for (uint32_t offset : it->second) {
+      if (deleted.Contains(offset)) continue;
+      deleted.Add(offset);
+      affected.Add(offset);
+    }
+    out.num_deleted_rows += deleted.Cardinality() - before;
     LANCE_ASSIGN_OR_RAISE(uint64_t physical_rows, dataset.PhysicalRows(fragment));
     if (deleted.Cardinality() >= physical_rows) {
       out.removed_fragment_ids.push_back(fragment.id);
       continue;
     }
-    const bool was_bitmap =
-        fragment.deletion_file && fragment.deletion_file->type == DeletionFile::Type::kBitmap;
-    const bool bitmap = was_bitmap || (before == 0 ? deleted.Cardinality() >= kBitmapThreshold
-                                                   : deleted.Cardinality() > kBitmapThreshold);
-    DeletionFile file;
-    file.type = bitmap ? DeletionFile::Type::kBitmap : DeletionFile::Type::kArrowArray;
-    file.read_version = read_version;
-    file.id = RandomU64();
-    file.num_deleted_rows = deleted.Cardinality();
-    std::string bytes;
-    if (bitmap) {
-      bytes = deleted.ToRoaringPortable();
-    } else {
-      LANCE_ASSIGN_OR_RAISE(bytes, deleted.ToArrowIpc());
-    }
-    const std::string path = file.RelativePath(fragment.id);
-    LANCE_RETURN_NOT_OK(store.Write(path, bytes));
-    out.written_files.push_back(path);
+    if (deleted.Cardinality() == before) continue;  // nothing new here
+    const auto type = table::DeletionFileTypeFor(fragment.deletion_file, before, deleted.Cardinality());
+    LANCE_ASSIGN_OR_RAISE(auto file, table::WriteDeletionFile(store, fragment.id, read_version, deleted, type));
+    out.written_files.push_back(file.RelativePath(fragment.id));
     Fragment updated = fragment;
     updated.physical_rows = physical_rows;
     updated.deletion_file = file;
@@ -81,7 +72,8 @@ Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset&
   return out;
 }
 
-Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& dataset, RowRewrite rewrite) {
+Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& dataset, RowRewrite rewrite,
+                                  const RetryParams& retry) {
   if (UsesStableRowIds(dataset)) {
     LANCE_RETURN_NOT_OK(CarryRowIdentity(dataset, rewrite.rewritten_row_ids, rewrite.rewritten_row_addrs,
                                          &rewrite.new_fragments));
@@ -98,7 +90,10 @@ Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& d
   op.new_fragments = std::move(rewrite.new_fragments);
   op.fields_for_preserving_frag_bitmap = std::move(rewrite.fields_for_preserving_frag_bitmap);
   op.mode = txn::Update::Mode::kRewriteRows;
-  auto committed = txn::Commit(store, txn::Transaction::Make(dataset.version(), std::move(op)));
+  txn::CommitOptions options;
+  options.num_retries = static_cast<int>(retry.num_retries);
+  options.affected_rows = std::move(deletions.affected_rows);
+  auto committed = txn::Commit(store, txn::Transaction::Make(dataset.version(), std::move(op)), options);
   if (!committed.ok()) {
     for (const auto& f : deletions.written_files) (void)store.Delete(f);
     return committed.status();

@@ -16,25 +16,27 @@
 #include "lance/dataset.h"
 #include "lance/fragment.h"
 #include "lance/io/object_store.h"
+#include "lance/retry.h"
 #include "lance/schema.h"
 #include "lance/status.h"
+#include "lance/txn/conflict_resolver.h"
 
 namespace lance::ops {
 
-/// Attempts of an update or merge-insert that loses to a conflicting
-/// commit (the reference's default conflict_retries is 10, plus the first).
-inline constexpr int kConflictRetries = 11;
 
 /// A fragment's new state after rows of it were deleted.
 struct DeletionOutcome {
   std::vector<Fragment> updated_fragments;       // with a new deletion file
   std::vector<uint64_t> removed_fragment_ids;    // no live row left
   std::vector<std::string> written_files;        // for clean-up on failure
+  uint64_t num_deleted_rows = 0;                 // rows not deleted before
+  /// The rows newly deleted, for a row-level rebase at commit.
+  std::shared_ptr<txn::AffectedRows> affected_rows;
 };
 
 /// Marks `offsets` (by fragment id) deleted in `dataset`, merged with each
-/// fragment's existing deletion vector, writing new deletion files the way
-/// the reference does (.arrow up to its threshold, then .bin).
+/// fragment's existing deletion vector, writing new deletion files per the
+/// reference's policy (table/deletion_file.h).
 Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset& dataset,
                                     const std::map<uint64_t, std::vector<uint32_t>>& offsets);
 
@@ -64,7 +66,9 @@ struct RowRewrite {
 /// rows), as the reference does: stable row ids and lineage carried over,
 /// old rows marked deleted. Returns the new version. Deletion files written
 /// here are removed again on failure; the new data files are the caller's.
-Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& dataset, RowRewrite rewrite);
+/// `retry.num_retries` bounds the commit attempts.
+Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& dataset, RowRewrite rewrite,
+                                  const RetryParams& retry = {});
 
 /// Whether the dataset assigns stable row ids.
 bool UsesStableRowIds(const Dataset& dataset);

@@ -12,6 +12,7 @@
 #include "lance/file/blob_v2.h"
 #include "lance/ops/blob_v2_values.h"
 #include "lance/ops/fragment_writer.h"
+#include "lance/ops/retry.h"
 #include "lance/ops/row_rewrite.h"
 #include "lance/row_ops.h"
 #include "lance/scan/filter_parser.h"
@@ -263,7 +264,7 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
     // struct's children), as pylance 14 records them.
     AddSubtreeIds(dataset->manifest().schema.fields[a.column], &rewrite.fields_for_preserving_frag_bitmap);
   }
-  auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite));
+  auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite), options.retry);
   if (!committed.ok()) {
     writer.RemoveFiles();
     return committed.status();
@@ -277,15 +278,10 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
 Result<UpdateResult> UpdateRows(const std::string& uri,
                                 const std::vector<std::pair<std::string, std::string>>& set,
                                 const std::string& predicate, const UpdateOptions& options) {
-  // A version committed meanwhile that touched the same fragments is a
-  // conflict; the reference then runs the whole update again.
-  Status last;
-  for (int attempt = 0; attempt < ops::kConflictRetries; ++attempt) {
-    auto result = UpdateOnce(uri, set, predicate, options);
-    if (result.ok() || !txn::IsCommitConflict(result.status())) return result;
-    last = result.status();
-  }
-  return last;
+  // A version committed meanwhile that touched the same rows is a
+  // retryable conflict; the reference then runs the whole update again.
+  return ops::RunWithRetries(options.retry, "update of " + uri,
+                             [&] { return UpdateOnce(uri, set, predicate, options); });
 }
 
 }  // namespace lance

@@ -162,7 +162,7 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
   } else {
     op = txn::Overwrite{std::move(fragments), std::move(schema), params.config};
   }
-  if (params.mode == WriteMode::kCreate) options.max_attempts = 1;
+  options.num_retries = params.mode == WriteMode::kCreate ? 1 : static_cast<int>(params.retry.num_retries);
   auto committed = txn::Commit(*store, txn::Transaction::Make(read_version, std::move(op)), options);
   if (!committed.ok()) {
     writer.RemoveFiles();  // no manifest refers to them

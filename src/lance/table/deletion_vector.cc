@@ -189,6 +189,14 @@ void DeletionVector::UnionWith(const DeletionVector& other) {
   roaring_bitmap_or_inplace(impl_->bitmap, other.impl_->bitmap);
 }
 
+DeletionVector DeletionVector::Intersection(const DeletionVector& other) const {
+  if (!impl_ || !other.impl_) return DeletionVector();
+  DeletionVector out;
+  roaring_bitmap_free(out.impl_->bitmap);
+  out.impl_->bitmap = roaring_bitmap_and(impl_->bitmap, other.impl_->bitmap);
+  return out;
+}
+
 bool DeletionVector::operator==(const DeletionVector& other) const {
   if (!impl_ || !other.impl_) return Cardinality() == other.Cardinality();
   return roaring_bitmap_equals(impl_->bitmap, other.impl_->bitmap);

@@ -48,6 +48,8 @@ class DeletionVector {
 
   /// this := this ∪ other.
   void UnionWith(const DeletionVector& other);
+  /// this ∩ other.
+  DeletionVector Intersection(const DeletionVector& other) const;
   bool operator==(const DeletionVector& other) const;
 
  private:

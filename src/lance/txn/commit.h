@@ -14,6 +14,7 @@
 #include "lance/status.h"
 #include "lance/table/manifest_file.h"
 #include "lance/table/manifest_location.h"
+#include "lance/txn/conflict_resolver.h"
 #include "lance/txn/transaction_builder.h"
 
 namespace lance::txn {
@@ -30,8 +31,14 @@ struct CommitOptions {
   /// Data storage version recorded for a new dataset (or an overwrite that
   /// changes it); empty = keep the dataset's, "2.2" for a new one.
   std::string data_storage_version;
-  /// Attempts for an Append that loses the race for its version.
-  int max_attempts = 20;
+  /// Attempts at creating the next version when other writers keep taking
+  /// it first (the reference's CommitConfig num_retries, default 20); at
+  /// least one. Between attempts a random slot of 4, 8, 16, ... slots is
+  /// waited, a slot being 1.1 times the first attempt's duration.
+  int num_retries = 20;
+  /// The rows the operation touched (delete, update, merge-insert), for a
+  /// row-level rebase over concurrent deletes; null = unknown.
+  std::shared_ptr<const AffectedRows> affected_rows;
   /// The latest version as the caller loaded it (LoadLatestForWrite) for
   /// the transaction's read version, so the first attempt neither lists nor
   /// reads _versions/ again. Not owned; null = load it.
@@ -60,20 +67,26 @@ struct CommitResult {
 };
 
 /// Commits `txn` on top of the latest version of `store`. Versions
-/// committed since `txn.read_version` are checked against it: a compatible
-/// one (e.g. another Append) is built upon, an incompatible one gives a
-/// commit conflict (IsCommitConflict). If another writer creates the same
-/// version first, an Append is rebuilt on the new latest and retried; any
-/// other operation returns a commit conflict. A transaction with read
-/// version 0 creates the dataset and fails if one exists.
+/// committed since `txn.read_version` are checked against it with the
+/// reference's conflict rules (conflict_resolver.h): a compatible one is
+/// built upon; where both changed deletion files of the same fragments, the
+/// deletion vectors are merged row by row; otherwise the result is a
+/// retryable or incompatible conflict (GetErrorKind). If another writer
+/// creates the same version first, the check and rebuild are repeated on
+/// the new latest, up to `num_retries` attempts. Deletion files of `txn`
+/// that a rebase replaced are removed once it is committed. A transaction
+/// with read version 0 creates the dataset and fails if one exists.
 Result<CommitResult> Commit(const io::ObjectStore& store, Transaction txn,
                             const CommitOptions& options = {});
 
 /// The same on the dataset at `uri` (a local path or an arrow::fs URI).
 Result<CommitResult> Commit(const std::string& uri, Transaction txn, const CommitOptions& options = {});
 
-/// Whether `status` is a commit conflict (nothing was committed).
+/// Whether `status` is a commit conflict of any kind (nothing was committed).
 bool IsCommitConflict(const Status& status);
+/// Whether the operation should be re-run on the new latest version.
+bool IsRetryableConflict(const Status& status);
+/// An incompatible commit conflict.
 Status CommitConflict(const std::string& message);
 
 }  // namespace lance::txn

@@ -24,6 +24,7 @@ const char* OperationName(pb::table::Transaction::OperationCase op) {
     case T::kUpdateMemWalState: return "UpdateMemWalState";
     case T::kClone: return "Clone";
     case T::kUpdateBases: return "UpdateBases";
+    case T::kDataOverlay: return "DataOverlay";
     case T::OPERATION_NOT_SET: break;
   }
   return "Unknown";
