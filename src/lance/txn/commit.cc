@@ -159,7 +159,7 @@ bool IsCommitConflict(const Status& status) {
 Result<BaseVersion> LoadVersion(const io::ObjectStore& store, const table::ManifestLocation& location) {
   LANCE_ASSIGN_OR_RAISE(auto bytes, store.ReadAll(location.path));
   LANCE_ASSIGN_OR_RAISE(auto file, table::ParseManifestFile(bytes, store.FullPath(location.path),
-                                                            table::FlagCheck::kWrite));
+                                                            table::FlagCheck::kReadWrite));
   return BaseVersion{location, std::move(file)};
 }
 
