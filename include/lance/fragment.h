@@ -31,7 +31,10 @@ struct DeletionFile {
 
   /// "arrow" or "bin".
   const char* Extension() const { return type == Type::kBitmap ? "bin" : "arrow"; }
-  /// `_deletions/{fragment_id}-{read_version}-{id}.{ext}` relative to the base.
+  /// `{fragment_id}-{read_version}-{id}.{ext}`, the name inside _deletions/.
+  std::string FileName(uint64_t fragment_id) const;
+  /// `_deletions/` + FileName(): its path under the dataset root when it has
+  /// no base id (else see table/file_locations.h).
   std::string RelativePath(uint64_t fragment_id) const;
 };
 

@@ -15,6 +15,7 @@
 #include "lance/file_reader.h"
 #include "lance/io/object_store.h"
 #include "lance/table/deletion_vector.h"
+#include "lance/table/file_locations.h"
 #include "lance/table/manifest_file.h"
 #include "lance/table/manifest_location.h"
 #include "lance/table/row_id_sequence.h"
@@ -28,6 +29,7 @@ struct Dataset::Impl {
   std::vector<table::ManifestLocation> locations;  // every committed version
   table::ManifestLocation location;                // the opened one
   table::ManifestFile file;
+  std::unique_ptr<table::FileLocator> files;  // over `file.manifest`
   // Opened v2 data files by location and memory pool.
   std::mutex readers_mutex;
   std::map<std::pair<std::string, arrow::MemoryPool*>, std::shared_ptr<FileReader>> readers;
@@ -44,27 +46,6 @@ Result<table::ManifestFile> ReadManifest(const io::ObjectStore& store,
                                          table::FlagCheck check) {
   LANCE_ASSIGN_OR_RAISE(auto bytes, store.ReadAll(loc.path));
   return table::ParseManifestFile(bytes, store.FullPath(loc.path), check);
-}
-
-// A data file's path relative to the dataset root; files under another base
-// path are reached through BaseFileLocation instead.
-Result<std::string> DataFilePath(const Manifest& m, const DataFile& file) {
-  if (file.base_id) {
-    return Status::Invalid("data file ", file.path, " lives under base path ", *file.base_id);
-  }
-  return "data/" + file.path;
-}
-
-// The full location of a data file under a registered base path.
-Result<std::string> BaseFileLocation(const Manifest& m, const DataFile& file) {
-  for (const auto& base : m.base_paths) {
-    if (base.id != *file.base_id) continue;
-    std::string root = base.path;
-    while (root.size() > 1 && root.back() == '/') root.pop_back();
-    return root + (base.is_dataset_root ? "/data/" : "/") + file.path;
-  }
-  return Status::Invalid("data file ", file.path, " names base path ", *file.base_id,
-                         ", which the manifest does not list");
 }
 
 }  // namespace
@@ -115,6 +96,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& uri, const Ope
                            ": it says version ", impl->file.manifest.version, " but its name says ",
                            impl->location.version);
   }
+  impl->files = std::make_unique<table::FileLocator>(impl->store, impl->file.manifest);
   return std::shared_ptr<Dataset>(new Dataset(std::move(impl)));
 }
 
@@ -187,13 +169,9 @@ Result<uint64_t> Dataset::PhysicalRows(const Fragment& fragment) const {
 Result<std::vector<uint32_t>> Dataset::DeletedRows(const Fragment& fragment) const {
   if (!fragment.deletion_file) return std::vector<uint32_t>{};
   const DeletionFile& del = *fragment.deletion_file;
-  if (del.base_id) {
-    return Status::NotImplemented("deletion file of fragment ", fragment.id, " lives under base path ",
-                                  *del.base_id, ", which lance-cpp does not read yet");
-  }
-  const std::string rel = del.RelativePath(fragment.id);
-  const std::string full = impl_->store->FullPath(rel);
-  LANCE_ASSIGN_OR_RAISE(auto bytes, impl_->store->ReadAll(rel));
+  LANCE_ASSIGN_OR_RAISE(auto location, impl_->files->Deletion(fragment.id, del));
+  const std::string full = location.FullPath();
+  LANCE_ASSIGN_OR_RAISE(auto bytes, location.store->ReadAll(location.path));
   table::DeletionVector dv;
   if (del.type == DeletionFile::Type::kBitmap) {
     LANCE_ASSIGN_OR_RAISE(dv, table::DeletionVector::FromRoaringPortable(bytes, full));
@@ -220,7 +198,8 @@ Result<uint64_t> Dataset::NumDeletedRows(const Fragment& fragment) const {
 
 namespace {
 
-// The bytes of an inline or external sequence.
+// The bytes of an inline or external sequence. External sequences have no
+// base id: their path is under the dataset root, as the reference reads them.
 Result<std::string> SequenceBytes(const io::ObjectStore& store, const SequenceRef& ref) {
   if (ref.inline_bytes) return *ref.inline_bytes;
   return store.ReadRange(ref.external->path, static_cast<int64_t>(ref.external->offset),
@@ -258,19 +237,13 @@ Result<std::vector<uint64_t>> Dataset::RowIds(const Fragment& fragment) const {
 }
 
 Result<std::string> Dataset::DataFileLocation(const DataFile& file) const {
-  if (file.base_id) return BaseFileLocation(manifest(), file);
-  LANCE_ASSIGN_OR_RAISE(auto rel, DataFilePath(manifest(), file));
-  return impl_->store->FullPath(rel);
+  LANCE_ASSIGN_OR_RAISE(auto location, impl_->files->Data(file));
+  return location.FullPath();
 }
 
 Result<std::shared_ptr<arrow::io::RandomAccessFile>> Dataset::OpenDataFile(const DataFile& file) const {
-  if (!file.base_id) {
-    LANCE_ASSIGN_OR_RAISE(auto rel, DataFilePath(manifest(), file));
-    return impl_->store->OpenInputFile(rel);
-  }
-  LANCE_ASSIGN_OR_RAISE(auto location, BaseFileLocation(manifest(), file));
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(location));
-  return store->OpenInputFile("");
+  LANCE_ASSIGN_OR_RAISE(auto location, impl_->files->Data(file));
+  return location.store->OpenInputFile(location.path);
 }
 
 Result<std::shared_ptr<FileReader>> Dataset::OpenDataFileReader(const DataFile& file,

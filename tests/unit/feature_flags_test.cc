@@ -95,35 +95,61 @@ TEST(FeatureFlagsTest, BitValuesMatchTheFormat) {
   EXPECT_EQ(kKnownFlags, 511u);
 }
 
-TEST(FeatureFlagsTest, SupportedMaskDependsOnOverlayOptIn) {
-  EXPECT_EQ(SupportedFlags(true), 511u);
-  EXPECT_EQ(SupportedFlags(false), 511u & ~64u);
-  {
-    OverlayEnvGuard env(false);
-    EXPECT_EQ(SupportedFlags(), 511u & ~64u);
-  }
-  {
-    OverlayEnvGuard env(true);
-    EXPECT_EQ(SupportedFlags(), 511u);
-  }
+TEST(FeatureFlagsTest, ReadableAndWritableMasks) {
+  // Everything known except the overlay bit, whose meaning is not implemented.
+  EXPECT_EQ(kReadableFlags, 511u & ~64u);
+  EXPECT_EQ(kWritableFlags, 511u & ~64u);
+}
+
+TEST(FeatureFlagsTest, FlagNamesSayWhatEachBitIs) {
+  EXPECT_STREQ(FlagName(1), "deletion files");
+  EXPECT_STREQ(FlagName(16), "base paths");
+  EXPECT_STREQ(FlagName(64), "data overlay files");
+  EXPECT_STREQ(FlagName(256), "mixed data file versions");
+  EXPECT_STREQ(FlagName(512), "unknown");
+  EXPECT_STREQ(FlagName(3), "unknown");  // not one bit
 }
 
 // ---------------------------------------------------------------------------
-// Known bits.
+// Known bits: one decision per bit and side (the table in feature_flags.h).
 
-TEST(FeatureFlagsTest, EveryKnownBitIsReadableAndWritable) {
-  OverlayEnvGuard env(false);
-  for (uint64_t bit : {1u, 2u, 4u, 8u, 16u, 32u, 128u, 256u}) {
-    SCOPED_TRACE("bit " + std::to_string(bit));
-    const Manifest both = WithFlags(bit, bit);
-    EXPECT_TRUE(CheckCanRead(both).ok()) << CheckCanRead(both).ToString();
-    EXPECT_TRUE(CheckCanWrite(both).ok()) << CheckCanWrite(both).ToString();
-    if (bit != kFlagMixedDataFileVersions) {  // 256 may not be half set (tested below)
-      EXPECT_TRUE(CheckCanRead(WithFlags(bit, 0)).ok());
-      EXPECT_TRUE(CheckCanWrite(WithFlags(0, bit)).ok());
+struct BitRule {
+  uint64_t bit;
+  bool read;
+  bool write;
+};
+constexpr BitRule kBitRules[] = {
+    {1, true, true},     // deletion files: applied on read, merged by delete
+    {2, true, true},     // stable row ids: read through, kept by rewrites
+    {4, true, true},     // deprecated v2 marker: informational only
+    {8, true, true},     // table config: carried by every commit
+    {16, true, true},    // base paths: resolved on read, new files at the root
+    {32, true, true},    // inline-only transaction: read inline first
+    {64, false, false},  // data overlay files: not applied, not kept
+    {128, true, true},   // covered index metadata: no index use, no in-place rewrite
+    {256, true, true},   // mixed data file versions: per-file versions
+};
+
+TEST(FeatureFlagsTest, EveryKnownBitHasItsReadAndWriteDecision) {
+  for (bool opt_in : {false, true}) {  // the overlay opt-in changes nothing
+    OverlayEnvGuard env(opt_in);
+    for (const BitRule& rule : kBitRules) {
+      SCOPED_TRACE("bit " + std::to_string(rule.bit) + (opt_in ? " with" : " without") + " the opt-in");
+      const Manifest both = WithFlags(rule.bit, rule.bit);
+      EXPECT_EQ(CheckCanRead(both).ok(), rule.read) << CheckCanRead(both).ToString();
+      EXPECT_EQ(CheckCanWrite(both).ok(), rule.write) << CheckCanWrite(both).ToString();
+      if (rule.bit != kFlagMixedDataFileVersions) {  // 256 may not be half set (tested below)
+        EXPECT_EQ(CheckCanRead(WithFlags(rule.bit, 0)).ok(), rule.read);
+        EXPECT_EQ(CheckCanWrite(WithFlags(0, rule.bit)).ok(), rule.write);
+        // One side's bit never matters to the other side's check.
+        EXPECT_TRUE(CheckCanRead(WithFlags(0, rule.bit)).ok());
+        EXPECT_TRUE(CheckCanWrite(WithFlags(rule.bit, 0)).ok());
+      }
+      EXPECT_EQ((kReadableFlags & rule.bit) != 0, rule.read);
+      EXPECT_EQ((kWritableFlags & rule.bit) != 0, rule.write);
     }
   }
-  // All of them at once (minus the overlay bit, not opted in).
+  // All accepted bits at once.
   const uint64_t all = 511u & ~64u;
   EXPECT_TRUE(CheckCanRead(WithFlags(all, all)).ok());
   EXPECT_TRUE(CheckCanWrite(WithFlags(all, all)).ok());
@@ -131,28 +157,30 @@ TEST(FeatureFlagsTest, EveryKnownBitIsReadableAndWritable) {
   EXPECT_TRUE(CheckCanWrite(WithFlags(0, 0)).ok());
 }
 
-TEST(FeatureFlagsTest, OverlayBitNeedsTheEnvironmentOptIn) {
-  const Manifest m = WithFlags(64, 64);
-  {
-    OverlayEnvGuard env(false);
-    Status r = CheckCanRead(m);
-    Status w = CheckCanWrite(m);
-    ASSERT_FALSE(r.ok());
-    ASSERT_FALSE(w.ok());
-    EXPECT_TRUE(Contains(r.message(), "upgrade")) << r.ToString();
-    EXPECT_TRUE(Contains(r.message(), "64")) << r.ToString();
-    EXPECT_TRUE(Contains(w.message(), "upgrade")) << w.ToString();
-  }
-  {
-    OverlayEnvGuard env(true);
-    EXPECT_TRUE(CheckCanRead(m).ok()) << CheckCanRead(m).ToString();
-    EXPECT_TRUE(CheckCanWrite(m).ok()) << CheckCanWrite(m).ToString();
-    EXPECT_TRUE(CheckCanRead(WithFlags(511, 511)).ok());
-    EXPECT_TRUE(CheckCanWrite(WithFlags(511, 511)).ok());
-  }
-  // Restored: refused again.
-  if (std::getenv(kEnableDataOverlayFilesEnv) == nullptr) {
-    EXPECT_FALSE(CheckCanRead(m).ok());
+TEST(FeatureFlagsTest, OverlayBitIsRefusedEvenWithTheOptIn) {
+  for (bool opt_in : {false, true}) {
+    OverlayEnvGuard env(opt_in);
+    for (const Manifest& m : {WithFlags(64, 64), WithFlags(64 | 1, 64 | 1 | 8), WithFlags(511, 511)}) {
+      SCOPED_TRACE(std::to_string(m.reader_feature_flags) + (opt_in ? " with" : " without") + " the opt-in");
+      Status r = CheckCanRead(m);
+      Status w = CheckCanWrite(m);
+      ASSERT_FALSE(r.ok());
+      ASSERT_FALSE(w.ok());
+      EXPECT_TRUE(r.IsNotImplemented()) << r.ToString();
+      for (const Status* st : {&r, &w}) {
+        EXPECT_TRUE(Contains(st->message(), "upgrade")) << st->ToString();
+        EXPECT_TRUE(Contains(st->message(), "64 (data overlay files)")) << st->ToString();
+        EXPECT_TRUE(Contains(st->message(), kEnableDataOverlayFilesEnv)) << st->ToString();
+      }
+      EXPECT_TRUE(Contains(r.message(), "reader feature flags " + std::to_string(m.reader_feature_flags)))
+          << r.ToString();
+      EXPECT_TRUE(Contains(w.message(), "writer feature flags " + std::to_string(m.writer_feature_flags)))
+          << w.ToString();
+      EXPECT_TRUE(Contains(r.message(), "cannot be read")) << r.ToString();
+      EXPECT_TRUE(Contains(w.message(), "cannot be written")) << w.ToString();
+      // Only the unsupported bit is listed, not the accepted ones beside it.
+      EXPECT_FALSE(Contains(r.message(), "deletion files")) << r.ToString();
+    }
   }
 }
 
@@ -160,7 +188,7 @@ TEST(FeatureFlagsTest, OverlayBitNeedsTheEnvironmentOptIn) {
 // Unknown bits.
 
 TEST(FeatureFlagsTest, UnknownReaderBitsAreRefusedOnRead) {
-  OverlayEnvGuard env(true);  // even with every opt-in
+  OverlayEnvGuard env(true);  // no opt-in makes an unknown bit known
   for (uint64_t bit : {uint64_t{512}, uint64_t{1024}, uint64_t{1} << 40, uint64_t{1} << 63}) {
     SCOPED_TRACE("bit " + std::to_string(bit));
     const uint64_t flags = bit | kFlagDeletionFiles;  // mixed with a known bit

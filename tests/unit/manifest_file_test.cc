@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <google/protobuf/stubs/logging.h>
@@ -602,6 +603,25 @@ TEST(ManifestFileFlagsTest, UnknownWriterFlagRefusedOnlyWhenWriting) {
 
   EXPECT_TRUE(ParseManifestFile(bytes, kPath, FlagCheck::kRead).ok());
   EXPECT_TRUE(ParseManifestFile(bytes, kPath, FlagCheck::kNone).ok());
+}
+
+TEST(ManifestFileFlagsTest, ReadWriteCheckRefusesEitherSide) {
+  // What writers load: a commit is built from content it must be able to read.
+  for (auto [reader, writer] : {std::pair<uint64_t, uint64_t>{512, 0}, {0, 512 | 8}, {64, 64}}) {
+    SCOPED_TRACE(std::to_string(reader) + "/" + std::to_string(writer));
+    Manifest m = SampleManifest();
+    m.reader_feature_flags = reader;
+    m.writer_feature_flags = writer;
+    const std::string bytes = SerializeManifestFile(m, {}, nullptr);
+    auto both = ParseManifestFile(bytes, kPath, FlagCheck::kReadWrite);
+    ASSERT_FALSE(both.ok());
+    EXPECT_TRUE(Contains(both.status().message(), "upgrade")) << both.status().ToString();
+    EXPECT_TRUE(Contains(both.status().message(), kPath)) << both.status().ToString();
+  }
+  Manifest m = SampleManifest();
+  m.reader_feature_flags = 1 | 2 | 16 | 128 | 256;
+  m.writer_feature_flags = 1 | 2 | 8 | 16 | 32 | 128 | 256;
+  EXPECT_TRUE(ParseManifestFile(SerializeManifestFile(m, {}, nullptr), kPath, FlagCheck::kReadWrite).ok());
 }
 
 TEST(ManifestFileFlagsTest, HalfSetPairedBitRefusedOnReadAndWrite) {

@@ -11,21 +11,20 @@
 #include "lance/file/blob_v2.h"
 #include "lance/ops/blob_v2_input.h"
 #include "lance/ops/blob_v2_sidecars.h"
+#include "lance/table/file_locations.h"
 
 namespace lance::ops {
 namespace {
 
-constexpr const char* kDataDir = "data";
-
 // Opens each file once for all the values read from it.
 class FileCache {
  public:
-  explicit FileCache(const io::ObjectStore& store) : store_(store) {}
-
-  Result<std::shared_ptr<arrow::Buffer>> Read(const std::string& path, uint64_t position, uint64_t size) {
+  Result<std::shared_ptr<arrow::Buffer>> Read(const table::FileLocation& location, uint64_t position,
+                                              uint64_t size) {
+    const std::string path = location.FullPath();
     auto it = files_.find(path);
     if (it == files_.end()) {
-      LANCE_ASSIGN_OR_RAISE(auto file, store_.OpenInputFile(path));
+      LANCE_ASSIGN_OR_RAISE(auto file, location.store->OpenInputFile(location.path));
       it = files_.emplace(path, std::move(file)).first;
     }
     LANCE_ASSIGN_OR_RAISE(auto bytes,
@@ -38,7 +37,6 @@ class FileCache {
   }
 
  private:
-  const io::ObjectStore& store_;
   std::unordered_map<std::string, std::shared_ptr<arrow::io::RandomAccessFile>> files_;
 };
 
@@ -61,7 +59,8 @@ const T* Child(const arrow::StructArray& descriptors, const char* name) {
   return child ? dynamic_cast<const T*>(child.get()) : nullptr;
 }
 
-Result<std::shared_ptr<arrow::Array>> ReadColumn(FileCache& files, const Dataset& dataset, const Field& field,
+Result<std::shared_ptr<arrow::Array>> ReadColumn(FileCache& files, const table::FileLocator& locator,
+                                                 const Dataset& dataset, const Field& field,
                                                  const arrow::StructArray& descriptors,
                                                  const std::vector<uint64_t>& row_addrs) {
   const auto* kinds = Child<arrow::UInt8Array>(descriptors, "kind");
@@ -92,29 +91,29 @@ Result<std::shared_ptr<arrow::Array>> ReadColumn(FileCache& files, const Dataset
       continue;
     }
     LANCE_ASSIGN_OR_RAISE(const DataFile* file, FileOf(dataset, addr >> 32, field.id));
-    if (file->base_id) {
-      return Status::NotImplemented("cannot rewrite blob column '", field.name, "' of ", dataset.uri(),
-                                    ": data file ", file->path, " lives in another base path");
-    }
     const std::string stem = file->path.substr(0, file->path.size() - std::min<size_t>(file->path.size(), 6));
-    std::string path;
+    // The data file itself, or a sidecar in the same data directory (which
+    // may be another base's, e.g. in a shallow clone).
+    std::string name;
     uint64_t position = positions->Value(r);
     switch (kind) {
       case file::BlobV2Kind::kInline:
-        path = std::string(kDataDir) + "/" + file->path;
+        name = file->path;
         break;
       case file::BlobV2Kind::kPacked:
-        path = BlobV2SidecarPath(kDataDir, stem, blob_ids->Value(r));
+        name = stem + "/" + file::BlobV2SidecarFileName(blob_ids->Value(r));
         break;
       case file::BlobV2Kind::kDedicated:
-        path = BlobV2SidecarPath(kDataDir, stem, blob_ids->Value(r));
+        name = stem + "/" + file::BlobV2SidecarFileName(blob_ids->Value(r));
         position = 0;
         break;
       default:
         return Status::Invalid("blob column '", field.name, "' of ", dataset.uri(), ": row ", addr & 0xFFFFFFFFu,
                                " of fragment ", addr >> 32, " has unknown blob kind ", int(kinds->Value(r)));
     }
-    auto bytes = files.Read(path, position, size);
+    LANCE_ASSIGN_OR_RAISE(auto location, locator.Locate(table::FileKind::kData, file->base_id, name,
+                                                        "data file " + file->path));
+    auto bytes = files.Read(location, position, size);
     if (!bytes.ok()) {
       return bytes.status().WithMessage("reading blob column '", field.name, "' of ", dataset.uri(), ": ",
                                         bytes.status().message());
@@ -160,7 +159,10 @@ Result<std::shared_ptr<arrow::RecordBatch>> ReadBlobV2Values(const io::ObjectSto
     return Status::Invalid("blob values of ", dataset.uri(), ": ", batch->num_rows(), " rows but ",
                            row_addrs.size(), " row addresses");
   }
-  FileCache files(store);
+  // Not owned: `store` outlives this call.
+  const std::shared_ptr<const io::ObjectStore> root(std::shared_ptr<const io::ObjectStore>{}, &store);
+  const table::FileLocator locator(root, dataset.manifest());
+  FileCache files;
   auto columns = batch->columns();
   auto fields = batch->schema()->fields();
   bool changed = false;
@@ -170,7 +172,7 @@ Result<std::shared_ptr<arrow::RecordBatch>> ReadBlobV2Values(const io::ObjectSto
     if (i < 0 || columns[i]->type_id() != arrow::Type::STRUCT) continue;
     const auto& descriptors = static_cast<const arrow::StructArray&>(*columns[i]);
     if (!descriptors.GetFieldByName("kind")) continue;  // already values
-    LANCE_ASSIGN_OR_RAISE(columns[i], ReadColumn(files, dataset, field, descriptors, row_addrs));
+    LANCE_ASSIGN_OR_RAISE(columns[i], ReadColumn(files, locator, dataset, field, descriptors, row_addrs));
     fields[i] = fields[i]->WithType(BlobV2LogicalType());
     changed = true;
   }

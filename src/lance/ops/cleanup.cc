@@ -5,11 +5,13 @@
 // 7 days old (it may belong to a write in progress) or when asked to.
 #include <arrow/filesystem/filesystem.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <set>
 
 #include "lance/row_ops.h"
+#include "lance/table/file_locations.h"
 #include "lance/table/manifest_location.h"
 #include "lance/table/tags.h"
 #include "lance/txn/commit.h"
@@ -28,19 +30,42 @@ struct ReferencedFiles {
   std::set<std::string> index_uuids;
 };
 
-void Collect(const table::ManifestFile& file, ReferencedFiles* out) {
+// `location` relative to the dataset root, or "" when it is elsewhere.
+std::string UnderRoot(const table::FileLocation& location, const io::ObjectStore& root) {
+  if (location.store.get() == &root) return location.path;
+  // A base path may lie inside the root (or be the root itself): its files
+  // are then listed with the root's, and kept by their location.
+  const std::string full = std::filesystem::path(location.FullPath()).lexically_normal().string();
+  std::string prefix = std::filesystem::path(root.FullPath("")).lexically_normal().string();
+  if (prefix.empty() || prefix.back() != '/') prefix += '/';
+  return full.rfind(prefix, 0) == 0 ? full.substr(prefix.size()) : "";
+}
+
+// What one version references. Files under other base paths (the source of
+// a shallow clone, say) are never listed, so never removed: only the
+// dataset root is.
+Status Collect(const table::ManifestFile& file, const std::shared_ptr<const io::ObjectStore>& root,
+               ReferencedFiles* out) {
+  const table::FileLocator files(root, file.manifest);
   for (const auto& fragment : file.manifest.fragments) {
     for (const auto& data : fragment.files) {
-      if (!data.base_id) out->data.insert("data/" + data.path);
+      LANCE_ASSIGN_OR_RAISE(auto location, files.Data(data));
+      const std::string relative = UnderRoot(location, *root);
+      if (!relative.empty()) out->data.insert(relative);
     }
-    if (fragment.deletion_file && !fragment.deletion_file->base_id) {
-      out->deletions.insert(fragment.deletion_file->RelativePath(fragment.id));
+    if (fragment.deletion_file) {
+      LANCE_ASSIGN_OR_RAISE(auto location, files.Deletion(fragment.id, *fragment.deletion_file));
+      const std::string relative = UnderRoot(location, *root);
+      if (!relative.empty()) out->deletions.insert(relative);
     }
   }
   if (!file.manifest.transaction_file.empty()) {
     out->transactions.insert("_transactions/" + file.manifest.transaction_file);
   }
+  // By uuid, whatever base an index lives in: keeping a same-named
+  // directory of the root errs on the safe side.
   for (const auto& index : file.indices) out->index_uuids.insert(index.UuidString());
+  return Status::OK();
 }
 
 bool StartsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
@@ -110,7 +135,7 @@ Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_t
     reading.Add(1);
     const int64_t timestamp = version.file.manifest.timestamp_nanos.value_or(0);
     const bool keep = location.version >= latest || tagged.count(location.version) > 0 || timestamp >= cutoff;
-    Collect(version.file, keep ? &kept : &verified);
+    LANCE_RETURN_NOT_OK(Collect(version.file, store, keep ? &kept : &verified));
     if (keep) {
       earliest_kept = earliest_kept ? std::min(*earliest_kept, timestamp) : timestamp;
     } else {

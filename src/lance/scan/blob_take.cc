@@ -15,6 +15,7 @@
 #include "lance/io/object_store.h"
 #include "lance/scan/fragment_reader.h"
 #include "lance/scan/row_selection.h"
+#include "lance/table/file_locations.h"
 
 namespace lance {
 namespace {
@@ -23,7 +24,7 @@ constexpr const char* kLegacyBlobKey = "lance-encoding:blob";
 
 // One blob value resolved to a byte range of a file.
 struct ResolvedBlob {
-  std::shared_ptr<io::ObjectStore> store;
+  std::shared_ptr<const io::ObjectStore> store;
   std::string relative;  // inside `store`; "" when the store is the file itself
   std::string location;  // for messages
   uint64_t position = 0;
@@ -32,8 +33,6 @@ struct ResolvedBlob {
   // columns, whose reader resolves descriptors to values row by row).
   std::shared_ptr<arrow::Buffer> bytes;
 };
-
-std::string JoinPath(const std::string& dir, const std::string& name) { return dir.empty() ? name : dir + "/" + name; }
 
 // The scheme of a URI, lower case; "" for a plain path.
 std::string SchemeOf(const std::string& uri) {
@@ -62,30 +61,32 @@ class Stores {
     by_uri_.emplace(uri, store);
     return store;
   }
-  Result<std::shared_ptr<io::ObjectStore>> Root() { return Open(dataset_.uri()); }
-  // A base path the manifest registers; its store is rooted at the base.
-  Result<const BasePath*> Base(uint32_t id) const {
-    for (const auto& base : dataset_.manifest().base_paths) {
-      if (base.id == id) return &base;
+  // The dataset's files, found through their base ids.
+  Result<const table::FileLocator*> Files() {
+    if (!files_) {
+      LANCE_ASSIGN_OR_RAISE(auto root, Open(dataset_.uri()));
+      files_ = std::make_unique<table::FileLocator>(root, dataset_.manifest());
     }
-    return Status::Invalid("the manifest of ", dataset_.uri(), " version ", dataset_.version(),
-                           " lists no base path ", id);
+    return files_.get();
   }
 
  private:
   const Dataset& dataset_;
   std::map<std::string, std::shared_ptr<io::ObjectStore>> by_uri_;
+  std::unique_ptr<table::FileLocator> files_;
 };
 
-// The store holding a data file and the file's directory inside it.
-Result<std::pair<std::shared_ptr<io::ObjectStore>, std::string>> DataDirOf(Stores& stores, const DataFile& file) {
-  if (!file.base_id) {
-    LANCE_ASSIGN_OR_RAISE(auto root, stores.Root());
-    return std::make_pair(root, std::string("data"));
-  }
-  LANCE_ASSIGN_OR_RAISE(const BasePath* base, stores.Base(*file.base_id));
-  LANCE_ASSIGN_OR_RAISE(auto store, stores.Open(base->path));
-  return std::make_pair(store, std::string(base->is_dataset_root ? "data" : ""));
+// A file of the data directory `file` lives in (the file itself, or a
+// sidecar beside it), through the file's base id.
+Result<ResolvedBlob> InDataDirOf(Stores& stores, const DataFile& file, const std::string& name) {
+  LANCE_ASSIGN_OR_RAISE(const table::FileLocator* files, stores.Files());
+  LANCE_ASSIGN_OR_RAISE(auto location,
+                        files->Locate(table::FileKind::kData, file.base_id, name, "data file " + file.path));
+  ResolvedBlob blob;
+  blob.location = location.FullPath();
+  blob.store = std::move(location.store);
+  blob.relative = std::move(location.path);
+  return blob;
 }
 
 void CollectIds(const Field& field, std::vector<int32_t>* ids) {
@@ -171,9 +172,9 @@ class FragmentResolver {
 
   Result<ResolvedBlob> InDataFile(uint64_t position, uint64_t size) {
     LANCE_ASSIGN_OR_RAISE(const DataFile* file, DataFileOf());
-    LANCE_ASSIGN_OR_RAISE(auto dir, DataDirOf(stores_, *file));
-    ResolvedBlob blob{dir.first, JoinPath(dir.second, file->path), "", position, size};
-    blob.location = blob.store->FullPath(blob.relative);
+    LANCE_ASSIGN_OR_RAISE(auto blob, InDataDirOf(stores_, *file, file->path));
+    blob.position = position;
+    blob.size = size;
     return blob;
   }
 
@@ -181,12 +182,11 @@ class FragmentResolver {
   Result<ResolvedBlob> InSidecar(uint32_t blob_id, uint64_t position, uint64_t size) {
     if (blob_id == 0) return Status::Invalid(what_, ": corrupt blob descriptor: a .blob file with id 0");
     LANCE_ASSIGN_OR_RAISE(const DataFile* file, DataFileOf());
-    LANCE_ASSIGN_OR_RAISE(auto dir, DataDirOf(stores_, *file));
     std::string stem = file->path.substr(file->path.rfind('/') + 1);  // npos + 1 == 0
     if (stem.size() > 6 && stem.compare(stem.size() - 6, 6, ".lance") == 0) stem.resize(stem.size() - 6);
-    ResolvedBlob blob{dir.first, JoinPath(dir.second, stem + "/" + file::BlobV2SidecarFileName(blob_id)), "",
-                      position, size};
-    blob.location = blob.store->FullPath(blob.relative);
+    LANCE_ASSIGN_OR_RAISE(auto blob, InDataDirOf(stores_, *file, stem + "/" + file::BlobV2SidecarFileName(blob_id)));
+    blob.position = position;
+    blob.size = size;
     return blob;
   }
 
@@ -198,12 +198,12 @@ class FragmentResolver {
     blob.position = position;
     blob.size = size;
     if (base_id != 0) {
-      LANCE_ASSIGN_OR_RAISE(const BasePath* base, stores_.Base(base_id));
       if (uri.front() == '/' || ("/" + uri + "/").find("/../") != std::string::npos) {
         return Status::Invalid(what_, ": external blob path '", uri, "' under base path ", base_id,
                                " is not a relative path inside it");
       }
-      LANCE_ASSIGN_OR_RAISE(blob.store, stores_.Open(base->path));
+      LANCE_ASSIGN_OR_RAISE(const table::FileLocator* files, stores_.Files());
+      LANCE_ASSIGN_OR_RAISE(blob.store, files->BaseStore(base_id, what_ + ": external blob '" + uri + "'"));
       blob.relative = uri;
     } else {
       const std::string scheme = SchemeOf(uri);
@@ -240,8 +240,8 @@ Result<std::vector<std::optional<ResolvedBlob>>> AlreadyRead(const arrow::LargeB
   std::vector<std::optional<ResolvedBlob>> out(values.length());
   const DataFile* file = FileHolding(fragment, field);
   if (file == nullptr) return out;  // a column the fragment predates: all null
-  LANCE_ASSIGN_OR_RAISE(auto dir, DataDirOf(stores, *file));
-  const std::string location = dir.first->FullPath(JoinPath(dir.second, file->path));
+  LANCE_ASSIGN_OR_RAISE(auto in_file, InDataDirOf(stores, *file, file->path));
+  const std::string location = in_file.location;
   for (int64_t i = 0; i < values.length(); ++i) {
     if (values.IsNull(i)) continue;
     ResolvedBlob blob;

@@ -1,30 +1,49 @@
 #include "lance/table/feature_flags.h"
 
-#include <cstdlib>
 #include <optional>
-#include <string_view>
+#include <string>
 #include <utility>
 
 namespace lance::table {
 namespace {
 
-Status RefuseUnsupported(const char* who, uint64_t flags, uint64_t supported) {
-  return Status::NotImplemented(
-      "this dataset cannot be ", who, " by this version of lance-cpp: please upgrade lance-cpp (",
-      who == std::string_view("read") ? "reader" : "writer", " feature flags ", flags,
-      ", unsupported bits ", flags & ~supported, ")");
+// The "upgrade" error, naming every unsupported bit, and for the overlay bit
+// why the opt-in does not help.
+Status RefuseUnsupported(bool reading, uint64_t flags, uint64_t supported) {
+  std::string bits;
+  const uint64_t unsupported = flags & ~supported;
+  for (int i = 0; i < 64; ++i) {
+    const uint64_t bit = uint64_t{1} << i;
+    if ((unsupported & bit) == 0) continue;
+    if (!bits.empty()) bits += ", ";
+    bits += std::to_string(bit) + " (" + FlagName(bit) + ")";
+  }
+  std::string why;
+  if (unsupported & kFlagUnstableDataOverlayFiles) {
+    why = std::string("; lance-cpp does not ") + (reading ? "apply data overlay files on read" : "keep data overlay files") +
+          " yet, with or without " + kEnableDataOverlayFilesEnv;
+  }
+  return Status::NotImplemented("this dataset cannot be ", reading ? "read" : "written",
+                                " by this version of lance-cpp: please upgrade lance-cpp (",
+                                reading ? "reader" : "writer", " feature flags ", flags, ", unsupported bits ",
+                                bits, why, ")");
 }
 
 }  // namespace
 
-uint64_t SupportedFlags(bool overlay_files_enabled) {
-  uint64_t supported = kKnownFlags;
-  if (!overlay_files_enabled) supported &= ~kFlagUnstableDataOverlayFiles;
-  return supported;
-}
-
-uint64_t SupportedFlags() {
-  return SupportedFlags(std::getenv(kEnableDataOverlayFilesEnv) != nullptr);
+const char* FlagName(uint64_t bit) {
+  switch (bit) {
+    case kFlagDeletionFiles: return "deletion files";
+    case kFlagStableRowIds: return "stable row ids";
+    case kFlagUseV2FormatDeprecated: return "v2 format, deprecated";
+    case kFlagTableConfig: return "table config";
+    case kFlagBasePaths: return "base paths";
+    case kFlagDisableTransactionFile: return "no transaction file";
+    case kFlagUnstableDataOverlayFiles: return "data overlay files";
+    case kFlagCoveredIndexMetadata: return "covered index metadata";
+    case kFlagMixedDataFileVersions: return "mixed data file versions";
+    default: return "unknown";
+  }
 }
 
 Status CheckPairedFlags(uint64_t reader_flags, uint64_t writer_flags) {
@@ -39,18 +58,16 @@ Status CheckPairedFlags(uint64_t reader_flags, uint64_t writer_flags) {
 
 Status CheckCanRead(const Manifest& manifest) {
   LANCE_RETURN_NOT_OK(CheckPairedFlags(manifest.reader_feature_flags, manifest.writer_feature_flags));
-  const uint64_t supported = SupportedFlags();
-  if (manifest.reader_feature_flags & ~supported) {
-    return RefuseUnsupported("read", manifest.reader_feature_flags, supported);
+  if (manifest.reader_feature_flags & ~kReadableFlags) {
+    return RefuseUnsupported(/*reading=*/true, manifest.reader_feature_flags, kReadableFlags);
   }
   return Status::OK();
 }
 
 Status CheckCanWrite(const Manifest& manifest) {
   LANCE_RETURN_NOT_OK(CheckPairedFlags(manifest.reader_feature_flags, manifest.writer_feature_flags));
-  const uint64_t supported = SupportedFlags();
-  if (manifest.writer_feature_flags & ~supported) {
-    return RefuseUnsupported("written", manifest.writer_feature_flags, supported);
+  if (manifest.writer_feature_flags & ~kWritableFlags) {
+    return RefuseUnsupported(/*reading=*/false, manifest.writer_feature_flags, kWritableFlags);
   }
   return Status::OK();
 }

@@ -21,24 +21,84 @@ inline constexpr uint64_t kFlagDisableTransactionFile = 1 << 5;
 inline constexpr uint64_t kFlagUnstableDataOverlayFiles = 1 << 6;
 inline constexpr uint64_t kFlagCoveredIndexMetadata = 1 << 7;
 inline constexpr uint64_t kFlagMixedDataFileVersions = 1 << 8;
-/// Every bit this build knows of; anything above is unknown.
+/// Every bit this build knows the meaning of; anything above is unknown.
 inline constexpr uint64_t kKnownFlags = (1 << 9) - 1;
 /// Bits whose reader and writer halves must be set together and, once set,
 /// stay set in every later version (restores included).
 inline constexpr uint64_t kStickyPairedFlags = kFlagMixedDataFileVersions;
 
-/// Set to any value to opt in to the unstable data-overlay-files bit.
+// A bit is accepted only where lance-cpp implements what it means, and the
+// read and write sides are decided separately (rust/lance-table/src/
+// feature_flags.rs gives the meanings):
+//
+//   1 deletion files      read: applied by every scan, take, count and filter.
+//                         write: delete merges the old set with the new rows,
+//                         update/merge-insert delete the rows they rewrite,
+//                         every commit carries the files of untouched fragments.
+//   2 stable row ids      read: _rowid and takes by row id go through the
+//                         sequences. write: ids assigned at commit, rewritten
+//                         rows keep theirs (update, merge-insert), lineage kept.
+//   4 v2 format (old)     read and write: it only says "files are v2", which
+//                         each data file's own version says too; it is used to
+//                         infer the storage version of a manifest that does
+//                         not record one. Never set by a commit (as pylance).
+//   8 table config        writer-only bit: a writer must carry `config`, which
+//                         every commit does (Overwrite upserts into it). The
+//                         lance.auto_cleanup.* keys are a policy pylance runs
+//                         after its own commits; lance-cpp commits do not run
+//                         it (old versions stay until a cleanup), which loses
+//                         nothing.
+//  16 base paths          read: data, deletion and blob sidecar files are
+//                         found through their base id (table/file_locations.h).
+//                         write: new files go under the dataset's own root
+//                         with no base id, as pylance writes by default; files
+//                         of other bases are read through the same rule
+//                         (deletions merged, blob values rewritten) and never
+//                         removed by cleanup, which only lists the root.
+//  32 no transaction file writer-only bit describing one commit: the
+//                         transaction is inline only. Readers take the inline
+//                         copy first (versions, conflict checks, cleanup has
+//                         none to keep); our commits write both and clear the
+//                         bit, as pylance's default commits do.
+//  64 data overlay files  REFUSED for read and write, whatever
+//                         LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES says:
+//                         overlays are not applied on read (a scan would
+//                         return stale base values) and the manifest model
+//                         does not keep them (a commit would drop them).
+// 128 covered index meta  read: no query is answered from an index, so what
+//                         `fields` means to an index does not change a result.
+//                         write: indices are carried unchanged; rows are only
+//                         ever rewritten into new fragments (the old rows
+//                         deleted), never in place, so no index carries a
+//                         value that a lance-cpp write made stale.
+// 256 mixed file versions read: every data file is decoded by the version in
+//                         its own footer. write: the bit is computed from the
+//                         files and kept (sticky, paired) as the reference.
+//
+// Where the checks run: Dataset::Open checks the reader flags of the version
+// it opens. Every writer (append, overwrite, delete, update, merge-insert,
+// restore, cleanup) loads the latest version, the versions it is checked
+// against, a restore's source and every version cleanup looks at with both
+// checks (FlagCheck::kReadWrite): a commit is built from content it read,
+// and a bit it cannot read would be lost when the flags are recomputed.
+// Tags and the version list interpret no content (a version number, the
+// timestamps and operation names), so no bit matters to them.
+/// The reader-flag bits lance-cpp can read.
+inline constexpr uint64_t kReadableFlags = kKnownFlags & ~kFlagUnstableDataOverlayFiles;
+/// The writer-flag bits lance-cpp can write.
+inline constexpr uint64_t kWritableFlags = kKnownFlags & ~kFlagUnstableDataOverlayFiles;
+
+/// pylance's opt-in for the unstable data-overlay-files bit. lance-cpp refuses
+/// the bit with or without it (named in the error so the user knows).
 inline constexpr const char* kEnableDataOverlayFilesEnv = "LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES";
 
-/// The bits this build supports, given whether overlay files are enabled.
-uint64_t SupportedFlags(bool overlay_files_enabled);
-/// SupportedFlags() with the overlay opt-in read from the environment.
-uint64_t SupportedFlags();
+/// A readable name for one flag bit ("data overlay files"), or "unknown".
+const char* FlagName(uint64_t bit);
 
 /// Refuses a manifest whose paired bits are half set (corrupt) or whose reader
-/// flags hold a bit this build does not support ("upgrade").
+/// flags hold a bit outside kReadableFlags ("upgrade", naming each bit).
 Status CheckCanRead(const Manifest& manifest);
-/// The same for writer flags, before any write.
+/// The same for writer flags and kWritableFlags, before any write.
 Status CheckCanWrite(const Manifest& manifest);
 /// Refuses one of the paired bits set without the other.
 Status CheckPairedFlags(uint64_t reader_flags, uint64_t writer_flags);

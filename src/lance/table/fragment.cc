@@ -4,9 +4,11 @@
 
 namespace lance {
 
-std::string DeletionFile::RelativePath(uint64_t fragment_id) const {
-  return "_deletions/" + std::to_string(fragment_id) + "-" + std::to_string(read_version) + "-" +
-         std::to_string(id) + "." + Extension();
+std::string DeletionFile::FileName(uint64_t fragment_id) const {
+  return std::to_string(fragment_id) + "-" + std::to_string(read_version) + "-" + std::to_string(id) + "." +
+         Extension();
 }
+
+std::string DeletionFile::RelativePath(uint64_t fragment_id) const { return "_deletions/" + FileName(fragment_id); }
 
 }  // namespace lance

@@ -68,7 +68,8 @@ Result<ManifestFile> ParseManifestFile(std::string_view bytes, const std::string
     Manifest flags_only;
     flags_only.reader_feature_flags = proto.reader_feature_flags();
     flags_only.writer_feature_flags = proto.writer_feature_flags();
-    Status st = check == FlagCheck::kRead ? CheckCanRead(flags_only) : CheckCanWrite(flags_only);
+    Status st = check == FlagCheck::kWrite ? Status::OK() : CheckCanRead(flags_only);
+    if (st.ok() && check != FlagCheck::kRead) st = CheckCanWrite(flags_only);
     if (!st.ok()) return st.WithMessage(path, ": ", st.message());
   }
   ManifestFile out;

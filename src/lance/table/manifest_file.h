@@ -24,8 +24,10 @@ struct ManifestFile {
 };
 
 /// Which feature-flag check runs on the raw manifest, before anything else
-/// of it is interpreted.
-enum class FlagCheck { kNone, kRead, kWrite };
+/// of it is interpreted. Writers need both: a commit is built from the
+/// content it read, and flags are recomputed from that content, so a bit
+/// it could not read would be dropped.
+enum class FlagCheck { kNone, kRead, kWrite, kReadWrite };
 
 /// Parses a whole manifest file. `path` names it in error messages.
 Result<ManifestFile> ParseManifestFile(std::string_view bytes, const std::string& path,

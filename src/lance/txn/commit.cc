@@ -89,7 +89,7 @@ bool IsRetryableConflict(const Status& status) {
 Result<BaseVersion> LoadVersion(const io::ObjectStore& store, const table::ManifestLocation& location) {
   LANCE_ASSIGN_OR_RAISE(auto bytes, store.ReadAll(location.path));
   LANCE_ASSIGN_OR_RAISE(auto file, table::ParseManifestFile(bytes, store.FullPath(location.path),
-                                                            table::FlagCheck::kWrite));
+                                                            table::FlagCheck::kReadWrite));
   return BaseVersion{location, std::move(file)};
 }
 

@@ -52,12 +52,12 @@ struct BaseVersion {
 };
 
 /// The latest version of the dataset in `store`, or nothing if there is no
-/// dataset there yet. Refuses ("upgrade") a dataset whose writer feature
-/// flags hold a bit this build does not know, so callers check before they
-/// write any file.
+/// dataset there yet. Refuses ("upgrade") a dataset whose reader or writer
+/// feature flags hold a bit this build does not support, so callers check
+/// before they write any file.
 Result<std::optional<BaseVersion>> LoadLatestForWrite(const io::ObjectStore& store);
 
-/// A manifest file at `location`, with the writer-flag check.
+/// A manifest file at `location`, with the reader- and writer-flag checks.
 Result<BaseVersion> LoadVersion(const io::ObjectStore& store, const table::ManifestLocation& location);
 
 struct CommitResult {
