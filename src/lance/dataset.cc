@@ -14,6 +14,7 @@
 #include "lance/file/version.h"
 #include "lance/file_reader.h"
 #include "lance/io/object_store.h"
+#include "lance/table/deletion_file.h"
 #include "lance/table/deletion_vector.h"
 #include "lance/table/file_locations.h"
 #include "lance/table/manifest_file.h"
@@ -169,20 +170,13 @@ Result<uint64_t> Dataset::PhysicalRows(const Fragment& fragment) const {
 Result<std::vector<uint32_t>> Dataset::DeletedRows(const Fragment& fragment) const {
   if (!fragment.deletion_file) return std::vector<uint32_t>{};
   const DeletionFile& del = *fragment.deletion_file;
-  LANCE_ASSIGN_OR_RAISE(auto location, impl_->files->Deletion(fragment.id, del));
-  const std::string full = location.FullPath();
-  LANCE_ASSIGN_OR_RAISE(auto bytes, location.store->ReadAll(location.path));
-  table::DeletionVector dv;
-  if (del.type == DeletionFile::Type::kBitmap) {
-    LANCE_ASSIGN_OR_RAISE(dv, table::DeletionVector::FromRoaringPortable(bytes, full));
-  } else {
-    LANCE_ASSIGN_OR_RAISE(dv, table::DeletionVector::FromArrowIpc(bytes, full));
-  }
+  LANCE_ASSIGN_OR_RAISE(auto dv, table::ReadDeletionFile(*impl_->files, fragment.id, del));
   uint32_t max_offset = 0;
   if (dv.Max(&max_offset)) {
     LANCE_ASSIGN_OR_RAISE(uint64_t physical, PhysicalRows(fragment));
     if (max_offset >= physical) {
-      return Status::Invalid("corrupt deletion file ", full, ": deletes row ", max_offset, " of fragment ",
+      LANCE_ASSIGN_OR_RAISE(auto location, impl_->files->Deletion(fragment.id, del));
+      return Status::Invalid("corrupt deletion file ", location.FullPath(), ": deletes row ", max_offset, " of fragment ",
                              fragment.id, ", which has only ", physical, " rows");
     }
   }

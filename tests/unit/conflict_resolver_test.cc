@@ -399,7 +399,7 @@ class RebaseTest : public ::testing::Test {
     Fragment f = read.fragments.at(0);
     table::DeletionVector dv;
     if (f.deletion_file) {
-      LANCE_ASSIGN_OR_RAISE(dv, table::ReadDeletionFile(*store_, 0, *f.deletion_file));
+      LANCE_ASSIGN_OR_RAISE(dv, table::ReadDeletionFile(table::FileLocator(store_, read), 0, *f.deletion_file));
     }
     auto affected = std::make_shared<txn::AffectedRows>();
     for (uint32_t r : rows) {
@@ -423,7 +423,7 @@ class RebaseTest : public ::testing::Test {
   std::vector<uint32_t> DeletedNow() {
     const Manifest m = Latest();
     if (m.fragments.empty() || !m.fragments[0].deletion_file) return {};
-    auto dv = table::ReadDeletionFile(*store_, 0, *m.fragments[0].deletion_file);
+    auto dv = table::ReadDeletionFile(table::FileLocator(store_, m), 0, *m.fragments[0].deletion_file);
     EXPECT_TRUE(dv.ok()) << dv.status().ToString();
     return dv->ToVector();
   }

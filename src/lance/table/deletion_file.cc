@@ -33,16 +33,11 @@ Result<DeletionFile> WriteDeletionFile(const io::ObjectStore& store, uint64_t fr
   return file;
 }
 
-Result<DeletionVector> ReadDeletionFile(const io::ObjectStore& store, uint64_t fragment_id,
-                                        const DeletionFile& file) {
-  if (file.base_id) {
-    return Status::NotImplemented("deletion file of fragment ", fragment_id, " lives under base path ",
-                                  *file.base_id, ", which lance-cpp does not read yet");
-  }
-  const std::string rel = file.RelativePath(fragment_id);
-  LANCE_ASSIGN_OR_RAISE(auto bytes, store.ReadAll(rel));
-  if (file.type == DeletionFile::Type::kBitmap) return DeletionVector::FromRoaringPortable(bytes, store.FullPath(rel));
-  return DeletionVector::FromArrowIpc(bytes, store.FullPath(rel));
+Result<DeletionVector> ReadDeletionFile(const FileLocator& files, uint64_t fragment_id, const DeletionFile& file) {
+  LANCE_ASSIGN_OR_RAISE(auto location, files.Deletion(fragment_id, file));
+  LANCE_ASSIGN_OR_RAISE(auto bytes, location.store->ReadAll(location.path));
+  if (file.type == DeletionFile::Type::kBitmap) return DeletionVector::FromRoaringPortable(bytes, location.FullPath());
+  return DeletionVector::FromArrowIpc(bytes, location.FullPath());
 }
 
 }  // namespace lance::table

@@ -9,6 +9,7 @@
 #include "lance/io/object_store.h"
 #include "lance/status.h"
 #include "lance/table/deletion_vector.h"
+#include "lance/table/file_locations.h"
 
 namespace lance::table {
 
@@ -30,9 +31,8 @@ Result<DeletionFile> WriteDeletionFile(const io::ObjectStore& store, uint64_t fr
                                        uint64_t read_version, const DeletionVector& deleted,
                                        DeletionFile::Type type);
 
-/// Reads fragment `fragment_id`'s deletion file `file` (relative to the
-/// dataset root; files under other base paths are refused).
-Result<DeletionVector> ReadDeletionFile(const io::ObjectStore& store, uint64_t fragment_id,
-                                        const DeletionFile& file);
+/// Reads fragment `fragment_id`'s deletion file `file`, in the root or the
+/// base path its base id names.
+Result<DeletionVector> ReadDeletionFile(const FileLocator& files, uint64_t fragment_id, const DeletionFile& file);
 
 }  // namespace lance::table

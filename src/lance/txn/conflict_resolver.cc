@@ -765,6 +765,11 @@ Result<Transaction> TransactionRebase::Finish(const io::ObjectStore& store, cons
   std::map<uint64_t, const Fragment*> current;
   for (const auto& f : latest.fragments) current[f.id] = &f;
   std::map<uint64_t, std::optional<DeletionFile>> new_files;  // nullopt: every row deleted
+  // The latest deletion files may live under a base path (a shallow clone's
+  // source); the locator only lives through this call, so it does not own
+  // the caller's store.
+  const table::FileLocator files(std::shared_ptr<const io::ObjectStore>(&store, [](const io::ObjectStore*) {}),
+                                 latest);
   for (uint64_t id : rebase_fragments_) {
     auto it = current.find(id);
     if (it == current.end() || !it->second->deletion_file) {
@@ -772,7 +777,7 @@ Result<Transaction> TransactionRebase::Finish(const io::ObjectStore& store, cons
                              latest.version, " of ", store.uri());
     }
     const Fragment& fragment = *it->second;
-    LANCE_ASSIGN_OR_RAISE(auto merged, table::ReadDeletionFile(store, id, *fragment.deletion_file));
+    LANCE_ASSIGN_OR_RAISE(auto merged, table::ReadDeletionFile(files, id, *fragment.deletion_file));
     auto ours = affected_rows_->find(id);
     if (ours != affected_rows_->end()) {
       auto common = merged.Intersection(ours->second);
