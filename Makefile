@@ -2,6 +2,10 @@
 #   make            install what is missing, build, leave build/bin/lance-cpp
 #   make demo       build the CLI alone if needed, then walk a sample dataset through its life
 #   make test       every test: GoogleTest through ctest, then the pytest interop suite
+#                   (with tests/interop/compat: datasets written by released pylance
+#                   versions installed into throwaway venvs, cached in ~/.cache/lance-cpp;
+#                   the tests that need the historical datasets of ../shared/fixtures
+#                   skip, and say so, when the clone has none beside it)
 #   make test-asan  the same suite built with ASan+UBSan
 #   make bench      read benchmarks, lance-cpp beside pylance (BENCH_ARGS="--rows N")
 #   make bench-write  write/delete/update/merge-insert benchmarks (BENCH_ARGS="--rows N")
@@ -31,7 +35,7 @@ demo: deps $(BUILD)/build.ninja
 	@bash scripts/demo.sh $(BUILD)/bin/lance-cpp $(URI)
 
 unit: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && { ctest --output-on-failure -j $(JOBS); rc=$$?; bash $(CURDIR)/scripts/unit_summary.sh .; exit $$rc; }
 
 interop: build
 	LANCE_CPP_BIN=$(CURDIR)/$(BUILD)/bin/lance-cpp $(PY) -m pytest -q tests/interop
@@ -43,7 +47,7 @@ $(ASAN_BUILD)/build.ninja: | deps
 
 test-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 ctest --output-on-failure -j $(JOBS)
+	cd $(ASAN_BUILD) && { ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 ctest --output-on-failure -j $(JOBS); rc=$$?; bash $(CURDIR)/scripts/unit_summary.sh .; exit $$rc; }
 	ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 LANCE_CPP_BIN=$(CURDIR)/$(ASAN_BUILD)/bin/lance-cpp \
 	  $(PY) -m pytest -q tests/interop
 

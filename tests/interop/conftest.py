@@ -47,6 +47,10 @@ import lance  # noqa: E402
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # CI clones the repo somewhere with `shared/` beside it; never hard-code /work.
 FIXTURES_ROOT = REPO_ROOT.parent / "shared" / "fixtures" / "lance-test-data"
+# A user's plain clone has no shared/: the tests that need these historical
+# datasets skip with this reason, and the run's summary counts them.
+FIXTURES_MISSING = ("../shared/fixtures/lance-test-data not found beside the clone "
+                    "(historical pylance datasets)")
 
 CLI_TIMEOUT_S = 120
 # pylance converts manifest timestamps (ns) to datetime through float
@@ -59,6 +63,41 @@ FLAG_DELETION_FILES = 1
 FLAG_STABLE_ROW_IDS = 2
 FLAG_TABLE_CONFIG = 8
 FLAG_BASE_PATHS = 16
+
+
+# --------------------------------------------------------------------------- #
+# The shared fixtures (released pylance datasets beside the clone)
+# --------------------------------------------------------------------------- #
+
+
+def require_shared_fixtures() -> None:
+    if not FIXTURES_ROOT.is_dir():
+        pytest.skip(FIXTURES_MISSING)
+
+
+def shared_fixture_params(params: list, nargs: int = 1) -> list:
+    """`params` for a parametrize over the shared fixtures; without them one
+    placeholder skipped with FIXTURES_MISSING (an empty parameter set would be
+    skipped with pytest's own reason, which says nothing about why)."""
+    if FIXTURES_ROOT.is_dir():
+        return params
+    return [pytest.param(*([None] * nargs), id="no-shared-fixtures",
+                         marks=pytest.mark.skip(reason=FIXTURES_MISSING))]
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    skipped = terminalreporter.stats.get("skipped", [])
+    n = sum(1 for rep in skipped if FIXTURES_MISSING in _skip_reason(rep))
+    if n:
+        terminalreporter.write_line(f"{n} test{'s' if n != 1 else ''} skipped: {FIXTURES_MISSING}",
+                                    yellow=True, bold=True)
 
 
 # --------------------------------------------------------------------------- #

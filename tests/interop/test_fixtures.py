@@ -18,6 +18,7 @@ from conftest import (
     assert_versions_output,
     assert_view_matches,
     pylance_view,
+    shared_fixture_params,
     versions_from_listing,
 )
 
@@ -28,19 +29,16 @@ def _discover() -> list[Path]:
     return sorted(p.parent for p in FIXTURES_ROOT.rglob("_versions") if p.is_dir())
 
 
-DATASETS = _discover()
-DATASET_IDS = [str(p.relative_to(FIXTURES_ROOT)) for p in DATASETS]
+DATASETS = shared_fixture_params([pytest.param(p, id=str(p.relative_to(FIXTURES_ROOT)))
+                                  for p in _discover()])
 
 # (dataset, version) for every dataset with more than one version on disk.
-VERSIONED = [
+VERSIONED = shared_fixture_params([
     pytest.param(p, v, id=f"{p.relative_to(FIXTURES_ROOT)}@v{v}")
-    for p in DATASETS
+    for p in _discover()
     for vs in [versions_from_listing(p)] if len(vs) > 1
     for v in vs
-]
-
-if not DATASETS:
-    pytestmark = pytest.mark.skip(reason=f"no fixtures found under {FIXTURES_ROOT}")
+], nargs=2)
 
 
 @pytest.fixture(scope="session")
@@ -74,7 +72,7 @@ def _pylance_or_skip(lance_cpp, uri: Path, version=None) -> dict:
         pytest.skip(f"pylance cannot open it: {type(exc).__name__}: {str(exc).splitlines()[0]}")
 
 
-@pytest.mark.parametrize("src", DATASETS, ids=DATASET_IDS)
+@pytest.mark.parametrize("src", DATASETS)
 def test_inspect_latest(lance_cpp, fixture_copy, src):
     uri = fixture_copy(src)
     expected = _pylance_or_skip(lance_cpp, uri)
@@ -90,7 +88,7 @@ def test_inspect_version(lance_cpp, fixture_copy, src, version):
     assert_view_matches(actual, expected, f"{src.relative_to(FIXTURES_ROOT)}, --version {version}")
 
 
-@pytest.mark.parametrize("src", DATASETS, ids=DATASET_IDS)
+@pytest.mark.parametrize("src", DATASETS)
 def test_versions_command(lance_cpp, fixture_copy, src):
     uri = fixture_copy(src)
     try:
@@ -101,7 +99,7 @@ def test_versions_command(lance_cpp, fixture_copy, src):
     assert_versions_output(lance_cpp.versions(uri), uri)
 
 
-@pytest.mark.parametrize("src", DATASETS, ids=DATASET_IDS)
+@pytest.mark.parametrize("src", DATASETS)
 def test_inspect_human_readable(lance_cpp, fixture_copy, src):
     """Without --json, inspect must succeed wherever pylance opens the dataset."""
     uri = fixture_copy(src)

@@ -14,7 +14,7 @@ import pyarrow.ipc as ipc
 import pytest
 
 import lance
-from conftest import FIXTURES_ROOT, lance_cpp_binary
+from conftest import FIXTURES_ROOT, lance_cpp_binary, shared_fixture_params
 from test_generated import rich_table
 
 VERSIONS = ["2.0", "2.1", "2.2"]
@@ -225,7 +225,7 @@ def fixture_datasets() -> list[str]:
     return sorted(str(p.parent.relative_to(FIXTURES_ROOT)) for p in FIXTURES_ROOT.rglob("_versions") if p.is_dir())
 
 
-@pytest.mark.parametrize("name", fixture_datasets(), ids=str)
+@pytest.mark.parametrize("name", shared_fixture_params(fixture_datasets()), ids=str)
 def test_fixture_scan(tmp_path, name):
     src = FIXTURES_ROOT / name
     uri = tmp_path / "ds"

@@ -407,10 +407,10 @@ OLD_DATASETS = ["v0.15.0/v1_with_files.lance", "v0.15.0/v2_with_files.lance", "v
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.parametrize("name", OLD_DATASETS)
 def test_cpp_delete_on_old_datasets_matches_pylance(tmp_path, name):
-    from conftest import FIXTURES_ROOT
+    from conftest import FIXTURES_ROOT, require_shared_fixtures
+    require_shared_fixtures()
     src = FIXTURES_ROOT / name
-    if not src.exists():
-        pytest.skip(f"fixture {name} not present")
+    assert src.is_dir(), f"fixture {name} missing from {FIXTURES_ROOT}"
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     shutil.copytree(src, ours)
     shutil.copytree(src, theirs)

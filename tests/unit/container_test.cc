@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "lance/file/container.h"
+#include "shared_fixtures.h"
 
 namespace lance::file {
 namespace {
@@ -56,6 +57,7 @@ void ExpectError(const Result<FileLayout>& r, const std::string& needle) {
 }
 
 TEST(ContainerTest, ReadsAFixtureFile) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   std::string bytes = FixtureFile();
   ASSERT_FALSE(bytes.empty());
   auto layout = Parse(bytes);
@@ -80,6 +82,7 @@ TEST(ContainerTest, ReadsAFixtureFile) {
 }
 
 TEST(ContainerTest, LoadColumnReadsEveryBuffer) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   std::string bytes = FixtureFile();
   auto file = std::make_shared<arrow::io::BufferReader>(arrow::Buffer::FromString(bytes));
   auto layout = ReadLayout(*file, "test.lance");
@@ -102,12 +105,14 @@ TEST(ContainerTest, TooShort) {
 }
 
 TEST(ContainerTest, BadMagic) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   std::string bytes = FixtureFile();
   bytes[bytes.size() - 1] = 'X';
   ExpectError(Parse(bytes), "magic");
 }
 
 TEST(ContainerTest, UnknownVersionAsksForAnUpgrade) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   std::string bytes = FixtureFile();
   const size_t f = bytes.size() - kFooterSize;
   Store<uint16_t>(&bytes, f + 32, 3);
@@ -118,6 +123,7 @@ TEST(ContainerTest, UnknownVersionAsksForAnUpgrade) {
 }
 
 TEST(ContainerTest, LegacyFooterIsNotAV2File) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   std::string bytes = FixtureFile();
   const size_t f = bytes.size() - kFooterSize;
   Store<uint16_t>(&bytes, f + 32, 0);
@@ -126,6 +132,7 @@ TEST(ContainerTest, LegacyFooterIsNotAV2File) {
 }
 
 TEST(ContainerTest, TablesOutsideTheFile) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   const std::string good = FixtureFile();
   const size_t f = good.size() - kFooterSize;
   {
@@ -151,6 +158,7 @@ TEST(ContainerTest, TablesOutsideTheFile) {
 }
 
 TEST(ContainerTest, OffsetTableEntriesThatLie) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   const std::string good = FixtureFile();
   const size_t f = good.size() - kFooterSize;
   const uint64_t cmo = LoadAt<uint64_t>(good, f + 8);
@@ -168,6 +176,7 @@ TEST(ContainerTest, OffsetTableEntriesThatLie) {
 }
 
 TEST(ContainerTest, GarbageMetadata) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   const std::string good = FixtureFile();
   const size_t f = good.size() - kFooterSize;
   const uint64_t cmo = LoadAt<uint64_t>(good, f + 8);
@@ -187,6 +196,7 @@ TEST(ContainerTest, GarbageMetadata) {
 }
 
 TEST(ContainerTest, EveryTruncationIsAnErrorNotACrash) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   const std::string good = FixtureFile();
   for (size_t len = 0; len < good.size(); len += (len < 256 ? 1 : 97)) {
     auto r = Parse(good.substr(0, len));
@@ -195,6 +205,7 @@ TEST(ContainerTest, EveryTruncationIsAnErrorNotACrash) {
 }
 
 TEST(ContainerTest, EveryMetadataByteFlipIsHandled) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   // Flipping any byte of the metadata region must give an error or a layout
   // whose ranges are still inside the file, never a crash.
   const std::string good = FixtureFile();

@@ -18,6 +18,7 @@
 
 #include "lance/file_reader.h"
 #include "lance/table/manifest_file.h"
+#include "shared_fixtures.h"
 
 namespace lance {
 namespace {
@@ -100,6 +101,7 @@ const std::map<std::string, std::pair<std::string, std::string>>& ExpectedOpenFa
 // Every fixture.
 
 TEST(DatasetFixturesTest, FindsTheFixtures) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   const auto all = FixtureDatasets();
   EXPECT_GE(all.size(), 19u) << "fixtures missing under " << kFixtures;
   for (const char* must : {"v0.7.5/with_deletions", "v0.5.9/dataset_with_fragments",
@@ -109,6 +111,7 @@ TEST(DatasetFixturesTest, FindsTheFixtures) {
 }
 
 TEST(DatasetFixturesTest, EveryFixtureOpensAtEveryVersion) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   const auto all = FixtureDatasets();
   ASSERT_FALSE(all.empty());
   for (const auto& name : all) {
@@ -175,6 +178,7 @@ TEST(DatasetFixturesTest, EveryFixtureOpensAtEveryVersion) {
 // Specific fixtures.
 
 TEST(DatasetFixturesTest, LegacyDeletionsCountedFromTheFiles) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   TempCopy copy("v0.7.5/with_deletions");
   auto ds = Dataset::Open(copy.str());
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
@@ -214,6 +218,7 @@ TEST(DatasetFixturesTest, LegacyDeletionsCountedFromTheFiles) {
 }
 
 TEST(DatasetFixturesTest, SameDataAsLegacyAndAs2Point0) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   // The fixture README: v0.15.0/v1_* hold legacy (0.1) files, v2_* 2.0 files.
   for (const auto& [name, storage] : std::vector<std::pair<std::string, std::string>>{
            {"v0.15.0/v1_with_files.lance", "0.1"}, {"v0.15.0/v2_with_files.lance", "2.0"}}) {
@@ -246,6 +251,7 @@ TEST(DatasetFixturesTest, SameDataAsLegacyAndAs2Point0) {
 }
 
 TEST(DatasetFixturesTest, BrokenV080MigrationCountsAreNotTrusted) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   // pylance 0.8.0 recorded the live count as physical_rows and no writer
   // version; the reference counts the data files instead
   // (test_fix_v0_8_0_broken_migration: 102 physical rows, 10 deleted, 92 live).
@@ -280,6 +286,7 @@ TEST(DatasetFixturesTest, BrokenV080MigrationCountsAreNotTrusted) {
 }
 
 TEST(DatasetFixturesTest, MissingLegacyDataFileIsNamed) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   // The fixture ships its manifests but not its data files.
   TempCopy copy("v0.5.9/dataset_with_fragments");
   auto ds = Dataset::Open(copy.str());
@@ -295,6 +302,7 @@ TEST(DatasetFixturesTest, MissingLegacyDataFileIsNamed) {
 }
 
 TEST(DatasetFixturesTest, V2NamedDatasetOpens) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   // Rename a copy's manifests to the V2 scheme: the same dataset must result.
   TempCopy copy("v0.7.5/with_deletions");
   for (uint64_t v : {1u, 2u}) {
@@ -314,6 +322,7 @@ TEST(DatasetFixturesTest, V2NamedDatasetOpens) {
 // Corruption on temporary copies.
 
 TEST(DatasetCorruptionTest, MissingVersionIsAnError) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   TempCopy copy("v0.7.5/with_deletions");
   auto ds = Dataset::Open(copy.str(), OpenOptions{"99"});
   ASSERT_FALSE(ds.ok());
@@ -326,6 +335,7 @@ TEST(DatasetCorruptionTest, MissingVersionIsAnError) {
 // reports errors as Status (`lance-cpp inspect DS --version 99999999999999999999`
 // terminates). Expected: a KeyError/Invalid status naming the requested version.
 TEST(DatasetCorruptionTest, VersionNumberTooLargeIsAnErrorNotAnException) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   TempCopy copy("v0.7.5/with_deletions");
   for (const char* v : {"99999999999999999999", "18446744073709551616", "0000000000000000000000000000001"}) {
     SCOPED_TRACE(v);
@@ -342,6 +352,7 @@ TEST(DatasetCorruptionTest, VersionNumberTooLargeIsAnErrorNotAnException) {
 }
 
 TEST(DatasetCorruptionTest, UnknownTagIsAnError) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   TempCopy copy("v0.7.5/with_deletions");
   auto ds = Dataset::Open(copy.str(), OpenOptions{"no-such-tag"});
   ASSERT_FALSE(ds.ok());
@@ -349,6 +360,7 @@ TEST(DatasetCorruptionTest, UnknownTagIsAnError) {
 }
 
 TEST(DatasetCorruptionTest, TagOpensItsVersion) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   TempCopy copy("v0.7.5/with_deletions");
   fs::create_directories(copy.path() / "_refs" / "tags");
   WriteFile(copy.path() / "_refs" / "tags" / "first.json", R"({"branch":null,"version":1,"manifestSize":0})");
@@ -373,6 +385,7 @@ TEST(DatasetCorruptionTest, TagOpensItsVersion) {
 }
 
 TEST(DatasetCorruptionTest, DeletingTheNewestManifestOpensThePreviousVersion) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   TempCopy copy("v0.8.0/migrated_from_v0.7.5");
   fs::remove(copy.path() / "_versions" / "3.manifest");
   auto ds = Dataset::Open(copy.str());
@@ -383,6 +396,7 @@ TEST(DatasetCorruptionTest, DeletingTheNewestManifestOpensThePreviousVersion) {
 }
 
 TEST(DatasetCorruptionTest, NoManifestsAtAll) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   TempCopy copy("v0.5.9/no_fragments");
   fs::remove(copy.path() / "_versions" / "1.manifest");
   auto ds = Dataset::Open(copy.str());
@@ -392,6 +406,7 @@ TEST(DatasetCorruptionTest, NoManifestsAtAll) {
 }
 
 TEST(DatasetCorruptionTest, TruncatedLatestManifestIsNamed) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   TempCopy copy("v0.7.5/with_deletions");
   const fs::path latest = copy.path() / "_versions" / "2.manifest";
   const std::string bytes = ReadFile(latest);
@@ -408,6 +423,7 @@ TEST(DatasetCorruptionTest, TruncatedLatestManifestIsNamed) {
 }
 
 TEST(DatasetCorruptionTest, ManifestOfTheWrongVersionIsRefused) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   TempCopy copy("v0.7.5/with_deletions");
   fs::copy_file(copy.path() / "_versions" / "1.manifest", copy.path() / "_versions" / "2.manifest",
                 fs::copy_options::overwrite_existing);
@@ -417,6 +433,7 @@ TEST(DatasetCorruptionTest, ManifestOfTheWrongVersionIsRefused) {
 }
 
 TEST(DatasetCorruptionTest, UnreadableDeletionFileIsNamed) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   TempCopy copy("v0.7.5/with_deletions");
   const fs::path del = copy.path() / "_deletions" / "0-1-8958018423523767581.arrow";
   ASSERT_TRUE(fs::exists(del));
@@ -437,6 +454,7 @@ TEST(DatasetCorruptionTest, UnreadableDeletionFileIsNamed) {
 }
 
 TEST(DatasetCorruptionTest, UnknownReaderFlagAsksForAnUpgrade) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   TempCopy copy("v0.7.5/with_deletions");
   const fs::path latest = copy.path() / "_versions" / "2.manifest";
   auto parsed = table::ParseManifestFile(ReadFile(latest), latest.string(), table::FlagCheck::kNone);
@@ -455,6 +473,7 @@ TEST(DatasetCorruptionTest, UnknownReaderFlagAsksForAnUpgrade) {
 }
 
 TEST(DatasetCorruptionTest, RewrittenManifestWithKnownFlagsStillOpens) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   // The control for the test above: the same rewrite, flags untouched.
   TempCopy copy("v0.7.5/with_deletions");
   const fs::path latest = copy.path() / "_versions" / "2.manifest";
@@ -472,6 +491,7 @@ TEST(DatasetCorruptionTest, RewrittenManifestWithKnownFlagsStillOpens) {
 // A v2 data file's reader (its footer and column metadata) is opened once per
 // opened dataset and shared by later reads.
 TEST(DatasetFixturesTest, DataFileReadersAreOpenedOnce) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   size_t checked = 0;
   for (const auto& name : FixtureDatasets()) {
     auto ds = Dataset::Open((kFixtures / name).string());

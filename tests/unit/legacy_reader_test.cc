@@ -28,6 +28,7 @@
 #include "lance/dataset.h"
 #include "lance/file.pb.h"
 #include "lance/table.pb.h"
+#include "shared_fixtures.h"
 
 namespace lance::file::legacy {
 namespace {
@@ -148,11 +149,13 @@ std::vector<SharedFile> SharedLegacyFiles() {
 }
 
 TEST(LegacyReaderFixturesTest, FindsTheLegacyFiles) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   auto files = SharedLegacyFiles();
   EXPECT_GE(files.size(), 24u) << "legacy files missing under " << kShared;
 }
 
 TEST(LegacyReaderFixturesTest, EverySharedLegacyFileReadsAsPylanceReadsIt) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   auto files = SharedLegacyFiles();
   ASSERT_FALSE(files.empty());
   for (const auto& sf : files) {
@@ -205,6 +208,7 @@ TEST(LegacyReaderFixturesTest, EverySharedLegacyFileReadsAsPylanceReadsIt) {
 // Index files are legacy files too (self-describing: they embed their
 // schema). No pylance reading of them exists to compare with; they must read.
 TEST(LegacyReaderFixturesTest, LegacyIndexFilesReadWithTheirEmbeddedSchema) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   int seen = 0;
   for (const auto& e : fs::recursive_directory_iterator(kShared)) {
     if (!e.is_regular_file() || e.path().extension() != ".lance") continue;
@@ -452,6 +456,7 @@ TEST(LegacyReaderDamageTest, TruncatedFiles) {
 }
 
 TEST(LegacyReaderDamageTest, NotALegacyVersion) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   Sample s = LoadSample();
   ASSERT_FALSE(s.bytes.empty());
   std::string b = s.bytes;

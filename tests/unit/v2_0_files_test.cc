@@ -28,6 +28,7 @@
 #include "lance/file/schema_proto.h"
 #include "lance/file/v2_0/field_decoder.h"
 #include "lance/file2.pb.h"
+#include "shared_fixtures.h"
 
 namespace lance::file::v2_0 {
 namespace {
@@ -340,6 +341,7 @@ TEST(V20Files, MutatedColumnsNeverCrash) {
 
 // Every (0,3) file of the shared reference fixtures.
 TEST(V20Files, SharedReferenceFixtures) {
+  LANCE_REQUIRE_SHARED_FIXTURES();
   const fs::path root = LANCE_FIXTURES_DIR;
   if (!fs::is_directory(root)) GTEST_SKIP() << "no shared fixtures at " << root;
   int files = 0;
