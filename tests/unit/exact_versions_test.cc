@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using file::FileVersion;
 
-const fs::path kFixtures = fs::path(__FILE__).parent_path() / "../fixtures/exact_versions";
+const fs::path kFixtures = fs::path(LANCE_TEST_FIXTURES_DIR) / "exact_versions";
 
 // The settings every fixture was written with (datagen.py).
 constexpr uint64_t kDataCacheBytes = 1;

@@ -13,7 +13,7 @@ namespace lance::file::compression {
 namespace {
 
 std::filesystem::path FixtureDir() {
-  return std::filesystem::path(__FILE__).parent_path() / "../fixtures/compression";
+  return std::filesystem::path(LANCE_TEST_FIXTURES_DIR) / "compression";
 }
 
 std::string ReadFixture(const std::string& name) {

@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 std::vector<fs::path> FixtureFiles() {
   std::vector<fs::path> out;
-  const fs::path root = fs::path(__FILE__).parent_path() / "../fixtures";
+  const fs::path root = fs::path(LANCE_TEST_FIXTURES_DIR);
   for (const char* dir : {"v2_0", "v2_1"}) {
     for (const auto& e : fs::recursive_directory_iterator(root / dir)) {
       if (e.path().extension() == ".lance") out.push_back(e.path());

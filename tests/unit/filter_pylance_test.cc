@@ -27,7 +27,7 @@ namespace {
 namespace cp = arrow::compute;
 
 std::filesystem::path FixtureDir() {
-  return std::filesystem::path(__FILE__).parent_path() / "../fixtures/filters";
+  return std::filesystem::path(LANCE_TEST_FIXTURES_DIR) / "filters";
 }
 
 std::shared_ptr<arrow::RecordBatch> LoadData() {

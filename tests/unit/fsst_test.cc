@@ -17,7 +17,7 @@ namespace {
 constexpr size_t kTableSize = 2312;
 
 std::filesystem::path FixtureDir() {
-  return std::filesystem::path(__FILE__).parent_path() / "../fixtures/compression";
+  return std::filesystem::path(LANCE_TEST_FIXTURES_DIR) / "compression";
 }
 
 std::string ReadFile(const std::filesystem::path& path) {

@@ -36,7 +36,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kShared = LANCE_FIXTURES_DIR;
-const fs::path kLocal = fs::path(__FILE__).parent_path() / "../fixtures/legacy";
+const fs::path kLocal = fs::path(LANCE_TEST_FIXTURES_DIR) / "legacy";
 
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;

@@ -35,7 +35,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kFixtures = fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "v2_0";
+const fs::path kFixtures = fs::path(LANCE_TEST_FIXTURES_DIR) / "v2_0";
 
 // ------------------------------------------------------------ test loader
 

@@ -20,7 +20,7 @@ namespace enc = lance::pb::encodings20;
 using file::v2_0::AnalyzePageCuts;
 using file::v2_0::PageCuts;
 
-const std::string kDir = (std::filesystem::path(__FILE__).parent_path() / "../fixtures/v2_0/").string();
+const std::string kDir = (std::filesystem::path(LANCE_TEST_FIXTURES_DIR) / "v2_0/").string();
 
 PageInfo Page(const enc::ArrayEncoding& e, uint64_t rows, std::vector<uint64_t> buffer_sizes) {
   PageInfo p;

@@ -33,7 +33,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kFixtures = fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "v2_1";
+const fs::path kFixtures = fs::path(LANCE_TEST_FIXTURES_DIR) / "v2_1";
 
 // ------------------------------------------------------------------ loader
 

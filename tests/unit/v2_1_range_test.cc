@@ -26,7 +26,7 @@ using file::v2_1::PageCuts;
 
 std::vector<fs::path> Fixtures() {
   std::vector<fs::path> out;
-  const fs::path root = fs::path(__FILE__).parent_path() / "../fixtures/v2_1";
+  const fs::path root = fs::path(LANCE_TEST_FIXTURES_DIR) / "v2_1";
   for (const auto& e : fs::recursive_directory_iterator(root)) {
     if (e.path().extension() == ".lance") out.push_back(e.path());
   }
@@ -212,7 +212,7 @@ TEST(V21RangeTest, EveryCutSpanAgreesWithWholeReads) {
 // vector, not the page, and windows of a single-page column are cut.
 TEST(V21RangeTest, TakeOfOneVectorReadsOneVector) {
   for (const char* version : {"2.1", "2.2"}) {
-    const fs::path path = fs::path(__FILE__).parent_path() / "../fixtures/v2_1" / version / "vectors.lance";
+    const fs::path path = fs::path(LANCE_TEST_FIXTURES_DIR) / "v2_1" / version / "vectors.lance";
     auto counting = std::make_shared<CountingFile>(Slurp(path));
     auto reader = FileReader::Open(counting, path.string());
     ASSERT_TRUE(reader.ok()) << reader.status().ToString();
@@ -248,7 +248,7 @@ TEST(V21RangeTest, TakeOfOneVectorReadsOneVector) {
 // descriptions page it decodes.
 TEST(V21RangeTest, TakeOfOneBlobReadsOneBlob) {
   for (const char* version : {"2.1", "2.2"}) {
-    const fs::path path = fs::path(__FILE__).parent_path() / "../fixtures/v2_1" / version / "blob.lance";
+    const fs::path path = fs::path(LANCE_TEST_FIXTURES_DIR) / "v2_1" / version / "blob.lance";
     auto counting = std::make_shared<CountingFile>(Slurp(path));
     auto reader = FileReader::Open(counting, path.string());
     ASSERT_TRUE(reader.ok()) << reader.status().ToString();
@@ -314,7 +314,7 @@ TEST(V21RangeTest, TakeOfFsstStringsReadsTheirChunks) {
   ASSERT_TRUE(arrow::compute::Initialize().ok());
   for (const char* version : {"2.1", "2.2"}) {
     SCOPED_TRACE(version);
-    const fs::path path = fs::path(__FILE__).parent_path() / "../fixtures/v2_1" / version / "forced.lance";
+    const fs::path path = fs::path(LANCE_TEST_FIXTURES_DIR) / "v2_1" / version / "forced.lance";
     auto counting = std::make_shared<CountingFile>(Slurp(path));
     auto reader = FileReader::Open(counting, path.string());
     ASSERT_TRUE(reader.ok()) << reader.status().ToString();
@@ -336,7 +336,7 @@ TEST(V21RangeTest, TakeOfConstantPagesWithLevelsReadsLevelsOnce) {
   ASSERT_TRUE(arrow::compute::Initialize().ok());
   for (const char* version : {"2.1", "2.2"}) {
     SCOPED_TRACE(version);
-    const fs::path path = fs::path(__FILE__).parent_path() / "../fixtures/v2_1" / version / "nested.lance";
+    const fs::path path = fs::path(LANCE_TEST_FIXTURES_DIR) / "v2_1" / version / "nested.lance";
     auto data = Slurp(path);
     auto counting = std::make_shared<CountingFile>(data);
     auto reader = FileReader::Open(counting, path.string());
@@ -375,7 +375,7 @@ TEST(V21RangeTest, TakeOfConstantPagesWithLevelsReadsLevelsOnce) {
 // rows written here can.
 TEST(V21RangeTest, TakeOfFixedSizeListOfStructsReadsItsItems) {
   ASSERT_TRUE(arrow::compute::Initialize().ok());
-  const fs::path path = fs::path(__FILE__).parent_path() / "../fixtures/v2_1/2.2/fsl_struct.lance";
+  const fs::path path = fs::path(LANCE_TEST_FIXTURES_DIR) / "v2_1/2.2/fsl_struct.lance";
   {
     auto counting = std::make_shared<CountingFile>(Slurp(path));
     auto reader = FileReader::Open(counting, path.string());
@@ -424,7 +424,7 @@ TEST(V21RangeTest, TakeOfFixedSizeListOfStructsReadsItsItems) {
 }
 
 TEST(V21RangeTest, BadRangesAndReadsFailCleanly) {
-  const fs::path root = fs::path(__FILE__).parent_path() / "../fixtures/v2_1";
+  const fs::path root = fs::path(LANCE_TEST_FIXTURES_DIR) / "v2_1";
   for (const char* name : {"2.1/vectors.lance", "2.1/multipage.lance", "2.2/primitives.lance", "2.1/strings.lance"}) {
     auto data = Slurp(root / name);
     auto reader = FileReader::Open(std::make_shared<arrow::io::BufferReader>(data), name);
@@ -472,7 +472,7 @@ TEST(V21RangeTest, BadRangesAndReadsFailCleanly) {
 // ranges and takes fail or return rows, never crash.
 TEST(V21RangeTest, DamagedPagesNeverCrash) {
   ASSERT_TRUE(arrow::compute::Initialize().ok());
-  const fs::path root = fs::path(__FILE__).parent_path() / "../fixtures/v2_1";
+  const fs::path root = fs::path(LANCE_TEST_FIXTURES_DIR) / "v2_1";
   std::mt19937_64 rng(5);
   for (const char* name : {"2.1/multipage.lance", "2.2/multipage.lance", "2.1/nested.lance", "2.2/nested.lance",
                            "2.1/vectors_small.lance", "2.1/strings.lance", "2.2/fullzip.lance"}) {
