@@ -291,7 +291,9 @@ TEST(ConflictMatrix, Conditions) {
     const Verdict v = Check(c.mine, c.theirs, c.affected_rows_known, &rebase);
     EXPECT_EQ(txn::VerdictName(v), std::string(txn::VerdictName(c.expected)))
         << c.name << ": " << txn::OperationKindName(c.mine.kind) << " vs " << txn::OperationKindName(c.theirs.kind);
-    if (v == Verdict::kRebase) EXPECT_EQ(rebase, std::set<uint64_t>{1}) << c.name;
+    if (v == Verdict::kRebase) {
+      EXPECT_EQ(rebase, std::set<uint64_t>{1}) << c.name;
+    }
   }
 }
 

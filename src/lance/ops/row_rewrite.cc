@@ -4,7 +4,6 @@
 #include <arrow/compute/cast.h>
 
 #include <algorithm>
-#include <random>
 #include <unordered_map>
 
 #include "lance/scanner.h"
@@ -16,12 +15,6 @@
 
 namespace lance::ops {
 namespace {
-
-
-uint64_t RandomU64() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return rng();
-}
 
 Status MarkDeletedInto(const io::ObjectStore& store, const Dataset& dataset,
                        const std::map<uint64_t, std::vector<uint32_t>>& offsets, DeletionOutcome* result) {
