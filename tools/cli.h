@@ -66,6 +66,8 @@ int RunTag(const std::vector<std::string>& argv);
 int RunUpdate(const std::vector<std::string>& argv);
 int RunMergeInsert(const std::vector<std::string>& argv);
 int RunCleanup(const std::vector<std::string>& argv);
+/// `compact` (tools/compact_command.cc).
+int RunCompact(const std::vector<std::string>& argv);
 
 /// "1 row", "2 rows" (`plural` defaults to `singular` + "s").
 std::string Counted(uint64_t n, const std::string& singular, const std::string& plural = "");

@@ -31,6 +31,10 @@ constexpr const char* kUsage =
     "  merge-insert URI --on KEY[,KEY] --input FILE [--when-matched-update-all]\n"
     "       [--when-not-matched-insert-all] [--when-not-matched-by-source-delete [PRED]] [--quiet]\n"
     "  cleanup URI --older-than DURATION [--delete-unverified] [--quiet]   DURATION: seconds or N[s|m|h|d|w]\n"
+    "  compact URI [--target-rows-per-fragment N] [--max-rows-per-group N] [--max-bytes-per-file N]\n"
+    "       [--materialize-deletions-threshold F] [--no-materialize-deletions] [--defer-index-remap]\n"
+    "       [--compaction-mode reencode|try_binary_copy|force_binary_copy] [--data-storage-version V]\n"
+    "       [--num-threads N] [--plan [--json]] [--quiet]   merge small fragments, drop deleted rows\n"
     "Writing commands print one line: what changed, then '; new version N' or '; version N unchanged'.\n"
     "Long ones draw a progress bar on stderr when it is a terminal, unless --quiet.\n";
 
@@ -59,5 +63,6 @@ int main(int argc, char** argv) {
   if (cmd == "update") return lance::cli::RunUpdate(args);
   if (cmd == "merge-insert") return lance::cli::RunMergeInsert(args);
   if (cmd == "cleanup") return lance::cli::RunCleanup(args);
+  if (cmd == "compact") return lance::cli::RunCompact(args);
   return lance::cli::ReportUsage("unknown command '" + cmd + "'", kUsage);
 }

@@ -33,6 +33,10 @@ struct ScanOptions {
   bool with_row_address = false;
   /// Rows per output batch at most.
   int64_t batch_size = 8192;
+  /// Scans and counts: only these fragments, in this order (pylance's
+  /// scanner `fragments=`); unset = every fragment in dataset order. An id
+  /// the version does not hold is an error.
+  std::optional<std::vector<uint64_t>> fragment_ids;
   arrow::MemoryPool* pool = arrow::default_memory_pool();
 };
 

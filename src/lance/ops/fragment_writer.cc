@@ -78,8 +78,8 @@ Status FragmentWriter::Write(std::shared_ptr<arrow::RecordBatch> batch) {
   while (batch->num_rows() > 0) {
     if (!writer_) LANCE_RETURN_NOT_OK(OpenFile());
     // At most one row group at a time, so the byte limit is checked often.
-    const uint64_t room = std::min(options_.max_rows_per_file - rows_,
-                                   std::max<uint64_t>(options_.max_rows_per_group, 1));
+    const uint64_t file_rows = RowsOfOpenFile();
+    const uint64_t room = std::min(file_rows - rows_, std::max<uint64_t>(options_.max_rows_per_group, 1));
     const int64_t take = static_cast<int64_t>(std::min<uint64_t>(room, batch->num_rows()));
     auto part = batch->Slice(0, take);
     std::shared_ptr<arrow::RecordBatch> encoded = part;
@@ -95,11 +95,19 @@ Status FragmentWriter::Write(std::shared_ptr<arrow::RecordBatch> batch) {
     auto part_bytes = arrow::util::ReferencedBufferSize(*part);
     bytes_ += static_cast<uint64_t>(part_bytes.ok() ? *part_bytes : arrow::util::TotalBufferSize(*part));
     batch = batch->Slice(take);
-    if (rows_ >= options_.max_rows_per_file || bytes_ >= options_.max_bytes_per_file) {
+    if (rows_ >= file_rows || bytes_ >= options_.max_bytes_per_file) {
       LANCE_RETURN_NOT_OK(FinishFile());
     }
   }
   return Status::OK();
+}
+
+uint64_t FragmentWriter::RowsOfOpenFile() const {
+  const size_t file = fragments_.size();  // the open file's position
+  if (file < options_.file_row_counts.size() && options_.file_row_counts[file] > 0) {
+    return options_.file_row_counts[file];
+  }
+  return options_.max_rows_per_file;
 }
 
 Result<std::vector<Fragment>> FragmentWriter::Finish() {

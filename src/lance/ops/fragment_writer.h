@@ -39,6 +39,11 @@ struct FragmentWriterOptions {
   /// max_rows_per_group rows.
   uint64_t max_rows_per_group = WriteParams{}.max_rows_per_group;
   uint64_t max_bytes_per_file = WriteParams{}.max_bytes_per_file;
+  /// When given, file i ends after file_row_counts[i] rows instead of
+  /// max_rows_per_file (compaction spreads its rows evenly over its files,
+  /// as the reference's write_fragments_internal_with_file_row_counts);
+  /// files past the list use max_rows_per_file.
+  std::vector<uint64_t> file_row_counts;
   /// How blob v2 external URIs are stored.
   BlobV2ExternalPolicy external;
   /// Called with the rows written so far after each slice; empty = none.
@@ -69,6 +74,7 @@ class FragmentWriter {
  private:
   Status OpenFile();
   Status FinishFile();
+  uint64_t RowsOfOpenFile() const;
 
   const io::ObjectStore& store_;
   Schema schema_;

@@ -77,13 +77,33 @@ struct Plan {
   std::vector<OutputColumn> outputs;
   std::optional<arrow::compute::Expression> filter;  // bound to the read schema (+ row columns)
   std::shared_ptr<arrow::Schema> output_schema;
+  std::vector<const Fragment*> fragments;  // scanned, in order
 };
+
+// The fragments a scan reads: options.fragment_ids, else all.
+Result<std::vector<const Fragment*>> ScannedFragments(const Dataset& dataset, const ScanOptions& options) {
+  std::vector<const Fragment*> out;
+  const auto& all = dataset.manifest().fragments;
+  if (!options.fragment_ids) {
+    for (const auto& f : all) out.push_back(&f);
+    return out;
+  }
+  for (uint64_t id : *options.fragment_ids) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const Fragment& f) { return f.id == id; });
+    if (it == all.end()) {
+      return Status::KeyError("version ", dataset.version(), " of dataset ", dataset.uri(), " has no fragment ", id);
+    }
+    out.push_back(&*it);
+  }
+  return out;
+}
 
 // `count_only`: read just what the filter needs and produce no columns.
 Result<Plan> MakePlan(std::shared_ptr<const Dataset> dataset, ScanOptions options, bool count_only = false) {
   LANCE_RETURN_NOT_OK(EnsureComputeInitialized());
   Plan plan;
   plan.dataset = dataset;
+  LANCE_ASSIGN_OR_RAISE(plan.fragments, ScannedFragments(*dataset, options));
   const Schema& schema = dataset->manifest().schema;
   LANCE_ASSIGN_OR_RAISE(auto arrow_schema, dataset->ArrowSchema());
   std::map<std::string, size_t> read_index;
@@ -263,12 +283,11 @@ class ScanReader : public arrow::RecordBatchReader {
         return Status::OK();
       }
       if (!current_ || current_->next_window + 1 >= current_->windows.size()) {
-        const auto& fragments = plan_.dataset->manifest().fragments;
-        if (next_fragment_ >= fragments.size()) {
+        if (next_fragment_ >= plan_.fragments.size()) {
           *out = nullptr;
           return Status::OK();
         }
-        LANCE_ASSIGN_OR_RAISE(auto fs, StartFragment(plan_, fragments[next_fragment_++]));
+        LANCE_ASSIGN_OR_RAISE(auto fs, StartFragment(plan_, *plan_.fragments[next_fragment_++]));
         current_ = std::make_unique<FragmentScan>(std::move(fs));
         continue;
       }
@@ -356,9 +375,10 @@ Result<int64_t> ScanBuilder::CountRows() const {
   if (options_.filter.empty()) {
     // From metadata alone.
     int64_t total = 0;
-    for (const auto& fragment : dataset_->manifest().fragments) {
-      LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset_->PhysicalRows(fragment));
-      LANCE_ASSIGN_OR_RAISE(uint64_t deleted, dataset_->NumDeletedRows(fragment));
+    LANCE_ASSIGN_OR_RAISE(auto fragments, ScannedFragments(*dataset_, options_));
+    for (const Fragment* fragment : fragments) {
+      LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset_->PhysicalRows(*fragment));
+      LANCE_ASSIGN_OR_RAISE(uint64_t deleted, dataset_->NumDeletedRows(*fragment));
       total += static_cast<int64_t>(physical - std::min(physical, deleted));
     }
     total = std::max<int64_t>(total - std::max<int64_t>(options_.offset, 0), 0);

@@ -682,7 +682,14 @@ OperationFacts FactsOf(const Operation& op) {
                           f.has_new_fragments = !u.new_fragments.empty();
                           f.rewrite_columns = u.mode == Update::Mode::kRewriteColumns;
                           f.fields_modified = u.fields_modified;
-                        }},
+                        },
+                        [&](const Rewrite& r) {
+                          f.kind = K::kRewrite;
+                          for (const auto& g : r.groups) {
+                            for (const auto& old : g.old_fragments) f.rewritten_fragment_ids.push_back(old.id);
+                          }
+                        },
+                        [&](const ReserveFragments&) { f.kind = K::kReserveFragments; }},
              op);
   return f;
 }

@@ -116,6 +116,66 @@ void RemoveFragments(Manifest* m, const std::vector<uint64_t>& ids) {
   std::erase_if(m->fragments, [&](const Fragment& f) { return gone.count(f.id) > 0; });
 }
 
+// A Rewrite: each group's new fragments where its old ones were (the
+// reference splices them in when the old ones are contiguous, else removes
+// them and appends; the final sort by id decides the order either way).
+Status ApplyRewrite(const Rewrite& op, bool stable_row_ids, table::ManifestFile* out) {
+  Manifest& m = out->manifest;
+  uint64_t next_id = NextFragmentId(m);
+  for (const auto& g : op.groups) {
+    if (g.old_fragments.empty()) return Status::Invalid("rewrite group without old fragments");
+    std::vector<Fragment> fresh = g.new_fragments;
+    for (auto& f : fresh) {
+      if (f.id == 0) f.id = next_id++;  // not reserved: handed out here, as the reference does
+      m.max_fragment_id = static_cast<uint32_t>(std::max<uint64_t>(m.max_fragment_id.value_or(0), f.id));
+      if (stable_row_ids && (!f.row_ids.present() || !f.created_at_versions.present() ||
+                             !f.last_updated_at_versions.present())) {
+        return Status::Invalid("rewritten fragment ", f.id,
+                               " carries no row ids or lineage of its rows; stable row ids need them");
+      }
+    }
+    auto start = std::find_if(m.fragments.begin(), m.fragments.end(),
+                              [&](const Fragment& f) { return f.id == g.old_fragments[0].id; });
+    for (const auto& old : g.old_fragments) {
+      if (std::none_of(m.fragments.begin(), m.fragments.end(), [&](const Fragment& f) { return f.id == old.id; })) {
+        return CommitConflict("the dataset no longer holds fragment " + std::to_string(old.id) +
+                              " that the rewrite replaces");
+      }
+    }
+    bool contiguous = static_cast<size_t>(m.fragments.end() - start) >= g.old_fragments.size();
+    for (size_t i = 0; contiguous && i < g.old_fragments.size(); ++i) {
+      contiguous = (start + static_cast<std::ptrdiff_t>(i))->id == g.old_fragments[i].id;
+    }
+    if (contiguous) {
+      const auto at = m.fragments.erase(start, start + static_cast<std::ptrdiff_t>(g.old_fragments.size()));
+      m.fragments.insert(at, fresh.begin(), fresh.end());
+    } else {
+      std::vector<uint64_t> gone;
+      for (const auto& old : g.old_fragments) gone.push_back(old.id);
+      RemoveFragments(&m, gone);
+      m.fragments.insert(m.fragments.end(), fresh.begin(), fresh.end());
+    }
+  }
+  // A rewrite moves its rows to new addresses, and pylance 14's indices
+  // must then be rewritten, even over stable row ids (it remaps them; one
+  // kept as it was answers wrongly). lance-cpp cannot rewrite index files
+  // yet: never leave an index pointing at the old rows.
+  for (const auto& index : out->indices) {
+    for (const auto& g : op.groups) {
+      for (const auto& f : g.old_fragments) {
+        const bool covers =
+            !index.fragment_ids || std::find(index.fragment_ids->begin(), index.fragment_ids->end(),
+                                             static_cast<uint32_t>(f.id)) != index.fragment_ids->end();
+        if (covers) {
+          return Status::NotImplemented("cannot rewrite fragment ", f.id, ": index '", index.name,
+                                        "' may cover it, and lance-cpp cannot remap indices yet");
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
 bool BaseUsesStableRowIds(const table::ManifestFile* base) {
   return base != nullptr && (base->manifest.reader_feature_flags & table::kFlagStableRowIds) != 0;
 }
@@ -179,6 +239,17 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
               LANCE_RETURN_NOT_OK(stamper.Stamp(&f));
               m.fragments.push_back(std::move(f));
             }
+            return Status::OK();
+          },
+          [&](const Rewrite& op) -> Status {
+            if (!in.base) return Status::Invalid("cannot rewrite fragments: the dataset does not exist");
+            m.version = version;
+            return ApplyRewrite(op, stable_row_ids, &out);
+          },
+          [&](const ReserveFragments& op) -> Status {
+            if (!in.base) return Status::Invalid("cannot reserve fragment ids: the dataset does not exist");
+            m.version = version;
+            m.max_fragment_id = m.max_fragment_id.value_or(0) + op.num_fragments;
             return Status::OK();
           },
           [&](const Restore& op) -> Status {

@@ -51,7 +51,25 @@ struct Update {
   Mode mode = Mode::kRewriteRows;
 };
 
-using Operation = std::variant<Append, Overwrite, Delete, Restore, Update>;
+/// Fragments rewritten into new ones (compaction): each group's old
+/// fragments are replaced by its new fragments, which carry their ids
+/// (reserved beforehand with ReserveFragments) and, with stable row ids,
+/// the row ids and lineage of the rows they hold.
+struct RewriteGroup {
+  std::vector<Fragment> old_fragments;
+  std::vector<Fragment> new_fragments;
+};
+struct Rewrite {
+  std::vector<RewriteGroup> groups;
+};
+
+/// Raises max_fragment_id by `num_fragments`; the caller owns the ids
+/// (new max + 1 - num_fragments) ..= new max.
+struct ReserveFragments {
+  uint32_t num_fragments = 0;
+};
+
+using Operation = std::variant<Append, Overwrite, Delete, Restore, Update, Rewrite, ReserveFragments>;
 
 /// The reference's name of the operation ("Append", "Overwrite", ...).
 const char* OperationName(const Operation& op);

@@ -28,7 +28,9 @@ const char* OperationName(const Operation& op) {
                                [](const Overwrite&) { return "Overwrite"; },
                                [](const Delete&) { return "Delete"; },
                                [](const Restore&) { return "Restore"; },
-                               [](const Update&) { return "Update"; }},
+                               [](const Update&) { return "Update"; },
+                               [](const Rewrite&) { return "Rewrite"; },
+                               [](const ReserveFragments&) { return "ReserveFragments"; }},
                     op);
 }
 
@@ -97,6 +99,19 @@ std::string Transaction::Serialize() const {
             u->set_update_mode(op.mode == Update::Mode::kRewriteColumns
                                    ? pb::table::Transaction::REWRITE_COLUMNS
                                    : pb::table::Transaction::REWRITE_ROWS);
+          },
+          [&](const Rewrite& op) {
+            // The groups only, as the reference writes them (the single-group
+            // fields are deprecated).
+            auto* r = proto.mutable_rewrite();
+            for (const auto& g : op.groups) {
+              auto* group = r->add_groups();
+              AddFragments(g.old_fragments, group->mutable_old_fragments());
+              AddFragments(g.new_fragments, group->mutable_new_fragments());
+            }
+          },
+          [&](const ReserveFragments& op) {
+            proto.mutable_reserve_fragments()->set_num_fragments(op.num_fragments);
           }},
       operation);
   return proto.SerializeAsString();

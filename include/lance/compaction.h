@@ -1,0 +1,149 @@
+// Compaction: rewriting small fragments, and fragments with many deleted
+// rows, into fewer fragments of live rows only, as the reference's
+// `optimize.compact_files` (rust/lance/src/dataset/optimize.rs). The same
+// plan as pylance 14's for the same dataset; rows keep their order; stable
+// row ids and row lineage are carried over. Also in the distributed form:
+// plan, execute each task anywhere, commit their results together.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lance/fragment.h"
+#include "lance/progress.h"
+#include "lance/retry.h"
+#include "lance/status.h"
+
+namespace lance {
+
+/// How data is rewritten (pylance 14's compaction_mode).
+enum class CompactionMode {
+  kReencode,         // decode and encode again (the default)
+  kTryBinaryCopy,    // copy pages where possible, else re-encode: lance-cpp always re-encodes
+  kForceBinaryCopy,  // copy pages or fail: refused (NotImplemented)
+};
+
+/// The reference's CompactionOptions, names and defaults.
+struct CompactionOptions {
+  /// Fragments with fewer physical rows are candidates to merge with their
+  /// neighbours; also the most rows a new fragment gets. Default 1,048,576.
+  uint64_t target_rows_per_fragment = 1024 * 1024;
+  /// Rows per row group of the files written. Default 1024.
+  uint64_t max_rows_per_group = 1024;
+  /// Bytes per file written at most; unset = WriteParams' (90 GiB).
+  std::optional<uint64_t> max_bytes_per_file;
+  /// Whether fragments with many deleted rows are rewritten on their own.
+  bool materialize_deletions = true;
+  /// The deleted fraction above which a fragment is rewritten (0.1); at or
+  /// above 1.0 deletions are never materialized.
+  float materialize_deletions_threshold = 0.1f;
+  /// Tasks run at once; unset = the machine's cores. lance-cpp runs the
+  /// tasks one after another (each file encodes its fields in parallel),
+  /// so this only has to be at least 1.
+  std::optional<uint32_t> num_threads;
+  /// Rows per batch read from the old fragments (memory follows it);
+  /// unset = the scanner's default (8192).
+  std::optional<uint64_t> batch_size;
+  /// Record the row moves in a `__lance_frag_reuse` index instead of
+  /// remapping indices: not implemented (refused), and refused over stable
+  /// row ids as pylance 14 refuses it.
+  bool defer_index_remap = false;
+  CompactionMode compaction_mode = CompactionMode::kReencode;
+  /// Per-run budgets: the plan keeps its tasks, in order, until the next
+  /// would take the total of source fragments / live rows / data-file bytes
+  /// over the limit. Unset = no limit; 0 is refused.
+  std::optional<uint64_t> max_source_fragments;
+  std::optional<uint64_t> max_source_rows;
+  std::optional<uint64_t> max_source_bytes;
+  /// Fragments left alone; they end a run of candidates like a fragment
+  /// that is no candidate. Unknown ids are ignored.
+  std::vector<uint64_t> excluded_fragment_ids;
+  /// The data file version of the new files: unset = the dataset's. Only
+  /// the dataset's own version is accepted (mixed file versions are not
+  /// implemented).
+  std::optional<std::string> data_storage_version;
+  /// Stage "compacting", in rows written; empty = no reports.
+  ProgressCallback progress;
+  /// CompactFiles: re-runs after a retryable conflict (conflict_retries,
+  /// retry_timeout) and commit attempts (num_retries).
+  RetryParams retry;
+};
+
+/// pylance's CompactionMetrics.
+struct CompactionMetrics {
+  uint64_t fragments_removed = 0;
+  uint64_t fragments_added = 0;
+  /// Data and deletion files of the old fragments.
+  uint64_t files_removed = 0;
+  /// Data files of the new fragments.
+  uint64_t files_added = 0;
+};
+
+/// One group of adjacent fragments to rewrite together.
+struct CompactionTask {
+  /// The version the plan read.
+  uint64_t read_version = 0;
+  std::vector<uint64_t> fragment_ids;
+};
+
+struct CompactionPlan {
+  uint64_t read_version = 0;
+  std::vector<CompactionTask> tasks;
+};
+
+/// What executing a task wrote, to be committed with CommitCompaction.
+struct RewriteResult {
+  uint64_t read_version = 0;
+  /// The fragments replaced, as they were at read_version.
+  std::vector<Fragment> original_fragments;
+  /// The new fragments, without ids (the commit reserves them); with stable
+  /// row ids, carrying the row ids and lineage of their rows.
+  std::vector<Fragment> new_fragments;
+  CompactionMetrics metrics;
+};
+
+struct CompactionResult {
+  CompactionMetrics metrics;
+  /// The version committed, or the latest version when nothing was to do.
+  uint64_t version = 0;
+  bool committed = false;
+};
+
+/// The tasks pylance 14's `Compaction.plan` makes for the latest version of
+/// the dataset at `uri`. Refuses (NotImplemented) what lance-cpp cannot
+/// compact correctly: a fragment reuse index, blob columns, data overlay
+/// files, and the option values listed above. Executing a task is also
+/// refused when an index covers one of its fragments: pylance 14 rewrites
+/// such indices (stable row ids or not), which lance-cpp cannot do yet.
+Result<CompactionPlan> PlanCompaction(const std::string& uri, const CompactionOptions& options = {});
+
+/// Rewrites the live rows of the task's fragments, in order, into new
+/// fragments (streamed: memory follows the batch size, not the fragments).
+/// Commits nothing. Refused when an index covers one of the fragments.
+Result<RewriteResult> ExecuteCompactionTask(const std::string& uri, const CompactionTask& task,
+                                            const CompactionOptions& options = {});
+
+/// Commits the results of tasks of one plan: reserves ids for their new
+/// fragments (a ReserveFragments version), then one Rewrite with a group per
+/// result, as pylance 14's `Compaction.commit`. A concurrent change to one of
+/// the old fragments is a retryable conflict (lance/status.h).
+Result<CompactionResult> CommitCompaction(const std::string& uri, const std::vector<RewriteResult>& results,
+                                          const CompactionOptions& options = {});
+
+/// Plan, execute and commit, as pylance's `compact_files`; nothing is
+/// committed when the plan is empty. Re-run on the new latest version after
+/// a retryable conflict, per options.retry.
+Result<CompactionResult> CompactFiles(const std::string& uri, const CompactionOptions& options = {});
+
+/// The JSON forms of the distributed pieces. A task's JSON carries the
+/// options that decide how it rewrites (limits, batch size, version).
+std::string CompactionPlanToJson(const CompactionPlan& plan);
+std::string CompactionTaskToJson(const CompactionTask& task, const CompactionOptions& options);
+/// REQUIRES: `options` may be null; if given it receives the task's options.
+Result<CompactionTask> CompactionTaskFromJson(const std::string& json, CompactionOptions* options);
+std::string RewriteResultToJson(const RewriteResult& result);
+Result<RewriteResult> RewriteResultFromJson(const std::string& json);
+
+}  // namespace lance

@@ -1,0 +1,587 @@
+// Compaction (include/lance/compaction.h): the reference's plan
+// (plan_compaction), the rewrite of one task (rewrite_files) and the commit
+// of their results (commit_compaction), in rust/lance/src/dataset/optimize.rs.
+#include "lance/compaction.h"
+
+#include <algorithm>
+#include <set>
+
+#include "lance/dataset.h"
+#include "lance/file/blob_v2.h"
+#include "lance/ops/fragment_writer.h"
+#include "lance/ops/retry.h"
+#include "lance/scanner.h"
+#include "lance/table/feature_flags.h"
+#include "lance/table/row_id_sequence.h"
+#include "lance/txn/commit.h"
+#include "lance/util/progress_reporter.h"
+
+namespace lance {
+namespace {
+
+constexpr const char* kFragReuseIndexName = "__lance_frag_reuse";
+constexpr const char* kBlobMetaKey = "lance-encoding:blob";
+
+bool UsesStableRowIds(const Dataset& dataset) {
+  return (dataset.manifest().reader_feature_flags & table::kFlagStableRowIds) != 0;
+}
+
+// The latest version of `uri`, opened.
+Result<std::shared_ptr<Dataset>> OpenLatest(const std::string& uri) {
+  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
+  LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
+  if (!base) return Status::IOError("dataset not found: ", uri);
+  OpenOptions open;
+  open.version = std::to_string(base->location.version);
+  return Dataset::Open(uri, open);
+}
+
+// The options' values lance-cpp cannot honour, refused by name; and the
+// reference's validate(): a threshold of 1.0 or more turns materializing off.
+Result<CompactionOptions> Validated(const CompactionOptions& in, const Dataset& dataset) {
+  CompactionOptions o = in;
+  if (o.materialize_deletions && o.materialize_deletions_threshold >= 1.0f) o.materialize_deletions = false;
+  const std::pair<const char*, const std::optional<uint64_t>*> budgets[] = {
+      {"max_source_fragments", &o.max_source_fragments},
+      {"max_source_rows", &o.max_source_rows},
+      {"max_source_bytes", &o.max_source_bytes}};
+  for (const auto& [name, value] : budgets) {
+    if (*value && **value == 0) {
+      return Status::Invalid("compaction option ", name, " must be greater than 0 (unset it for no limit)");
+    }
+  }
+  if (o.target_rows_per_fragment == 0) return Status::Invalid("compaction option target_rows_per_fragment must be at least 1");
+  if (o.max_rows_per_group == 0) return Status::Invalid("compaction option max_rows_per_group must be at least 1");
+  if (o.max_bytes_per_file && *o.max_bytes_per_file == 0) {
+    return Status::Invalid("compaction option max_bytes_per_file must be at least 1");
+  }
+  if (o.batch_size && *o.batch_size == 0) return Status::Invalid("compaction option batch_size must be at least 1");
+  if (o.num_threads && *o.num_threads == 0) return Status::Invalid("compaction option num_threads must be at least 1");
+  if (o.compaction_mode == CompactionMode::kForceBinaryCopy) {
+    return Status::NotImplemented("compaction option compaction_mode=force_binary_copy: lance-cpp does not copy "
+                                  "pages; use reencode or try_binary_copy");
+  }
+  if (o.defer_index_remap) {
+    if (UsesStableRowIds(dataset)) {
+      // As pylance 14: stable row ids never need remapping.
+      return Status::NotImplemented("compaction option defer_index_remap: dataset ", dataset.uri(),
+                                    " uses stable row ids, whose indices need no remapping, so there is "
+                                    "nothing to defer");
+    }
+    return Status::NotImplemented("compaction option defer_index_remap: lance-cpp cannot write the ",
+                                  kFragReuseIndexName, " index yet");
+  }
+  LANCE_ASSIGN_OR_RAISE(auto version, dataset.DataStorageVersion());
+  if (o.data_storage_version) {
+    std::string want = *o.data_storage_version;
+    if (want == "stable") want = "2.2";  // pylance 14's stable version (as `write --data-storage-version`)
+    if (want != version) {
+      return Status::NotImplemented("compaction option data_storage_version=", *o.data_storage_version,
+                                    ": dataset ", dataset.uri(), " stores version ", version,
+                                    " files, and lance-cpp does not write mixed file versions");
+    }
+  }
+  if (version != "2.0" && version != "2.1" && version != "2.2") {
+    return Status::NotImplemented("cannot compact dataset ", dataset.uri(), " of data storage version ", version,
+                                  ": lance-cpp writes 2.0, 2.1 and 2.2 files");
+  }
+  return o;
+}
+
+// What lance-cpp cannot rewrite without losing something.
+Status CheckCompactable(const Dataset& dataset) {
+  for (const auto& index : dataset.indices()) {
+    if (index.name == kFragReuseIndexName) {
+      return Status::NotImplemented("cannot compact dataset ", dataset.uri(), ": it has a fragment reuse index (",
+                                    kFragReuseIndexName, ", from a compaction with defer_index_remap) that "
+                                    "lance-cpp cannot extend yet");
+    }
+  }
+  for (const auto& field : dataset.manifest().schema.FieldsPreOrder()) {
+    if (file::IsBlobV2Field(field) || field.metadata.count(kBlobMetaKey)) {
+      return Status::NotImplemented("cannot compact dataset ", dataset.uri(), ": column '", field.name,
+                                    "' holds blobs, which lance-cpp does not compact yet");
+    }
+  }
+  return Status::OK();
+}
+
+// The fragments each index covers; an index without a bitmap covers, as the
+// reference has it, ids 0 .. max_fragment_id (exclusive) of its version.
+Result<std::vector<std::set<uint32_t>>> IndexFragmaps(const Dataset& dataset) {
+  std::vector<std::set<uint32_t>> out;
+  for (const auto& index : dataset.indices()) {
+    if (index.fragment_ids) {
+      out.emplace_back(index.fragment_ids->begin(), index.fragment_ids->end());
+      continue;
+    }
+    OpenOptions at;
+    at.version = std::to_string(index.dataset_version);
+    LANCE_ASSIGN_OR_RAISE(auto old, Dataset::Open(dataset.uri(), at));
+    std::set<uint32_t> ids;
+    for (uint32_t i = 0; i < old->manifest().max_fragment_id.value_or(0); ++i) ids.insert(i);
+    out.push_back(std::move(ids));
+  }
+  return out;
+}
+
+enum class Candidacy { kCompactWithNeighbors, kCompactItself };
+
+struct Bin {
+  std::vector<const Fragment*> fragments;
+  std::vector<Candidacy> candidacy;
+  std::vector<uint64_t> live_rows;
+  std::vector<size_t> indices;  // positions of the indices covering its fragments
+
+  bool IsNoop() const {
+    return fragments.empty() || (fragments.size() == 1 && candidacy[0] == Candidacy::kCompactWithNeighbors);
+  }
+};
+
+// The reference's split_for_size: cut a bin once it has `min_rows` live
+// rows, when what remains reaches `min_rows` too.
+std::vector<Bin> SplitForSize(Bin bin, uint64_t min_rows) {
+  std::vector<Bin> out;
+  size_t start = 0;
+  while (true) {
+    size_t len = 0;
+    uint64_t rows = 0;
+    while (rows < min_rows && start + len < bin.fragments.size()) rows += bin.live_rows[start + len++];
+    uint64_t rest = 0;
+    for (size_t i = start + len; i < bin.fragments.size(); ++i) rest += bin.live_rows[i];
+    Bin part;
+    const size_t end = rest >= min_rows ? start + len : bin.fragments.size();
+    part.fragments.assign(bin.fragments.begin() + start, bin.fragments.begin() + end);
+    part.candidacy.assign(bin.candidacy.begin() + start, bin.candidacy.begin() + end);
+    part.live_rows.assign(bin.live_rows.begin() + start, bin.live_rows.begin() + end);
+    out.push_back(std::move(part));
+    if (end == bin.fragments.size()) return out;
+    start = end;
+  }
+}
+
+// Bytes of a task's data files that back a field of the schema (the
+// reference's task_source_bytes: files only of dropped columns are not read).
+Result<uint64_t> SourceBytes(const Dataset& dataset, const std::vector<const Fragment*>& fragments) {
+  std::set<int32_t> field_ids;
+  for (const auto& f : dataset.manifest().schema.FieldsPreOrder()) field_ids.insert(f.id);
+  uint64_t total = 0;
+  for (const Fragment* fragment : fragments) {
+    for (const auto& file : fragment->files) {
+      if (std::none_of(file.fields.begin(), file.fields.end(), [&](int32_t id) { return field_ids.count(id) > 0; })) {
+        continue;
+      }
+      if (file.file_size_bytes == 0) {
+        return Status::Invalid("max_source_bytes is set but file '", file.path, "' of fragment ", fragment->id,
+                               " has no size recorded in the manifest; unset max_source_bytes to compact ",
+                               dataset.uri());
+      }
+      total += file.file_size_bytes;
+    }
+  }
+  return total;
+}
+
+Result<CompactionPlan> Plan(const Dataset& dataset, const CompactionOptions& options) {
+  LANCE_RETURN_NOT_OK(CheckCompactable(dataset));
+  LANCE_ASSIGN_OR_RAISE(auto fragmaps, IndexFragmaps(dataset));
+  const std::set<uint64_t> excluded(options.excluded_fragment_ids.begin(), options.excluded_fragment_ids.end());
+  std::vector<Bin> bins;
+  std::optional<Bin> current;
+  for (const auto& fragment : dataset.manifest().fragments) {
+    if (excluded.count(fragment.id)) {
+      // An excluded fragment ends the run, so the candidates on either side
+      // are never planned together.
+      if (current) bins.push_back(std::move(*current));
+      current.reset();
+      continue;
+    }
+    if (fragment.num_overlays > 0) {
+      return Status::NotImplemented("cannot compact dataset ", dataset.uri(), ": fragment ", fragment.id,
+                                    " has data overlay files, which lance-cpp does not read yet");
+    }
+    LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset.PhysicalRows(fragment));
+    LANCE_ASSIGN_OR_RAISE(uint64_t deleted, dataset.NumDeletedRows(fragment));
+    deleted = std::min(deleted, physical);
+    // f32, as the reference computes it.
+    const float deleted_fraction =
+        physical > 0 ? static_cast<float>(deleted) / static_cast<float>(physical) : 0.0f;
+    std::optional<Candidacy> candidacy;
+    if (options.materialize_deletions && deleted_fraction > options.materialize_deletions_threshold) {
+      candidacy = Candidacy::kCompactItself;
+    } else if (physical < options.target_rows_per_fragment) {
+      candidacy = Candidacy::kCompactWithNeighbors;
+    }
+    std::vector<size_t> covering;
+    for (size_t i = 0; i < fragmaps.size(); ++i) {
+      if (fragmaps[i].count(static_cast<uint32_t>(fragment.id))) covering.push_back(i);
+    }
+    if (!candidacy) {
+      if (current) bins.push_back(std::move(*current));
+      current.reset();
+      continue;
+    }
+    // Indexed and unindexed fragments (or fragments of different indices)
+    // are never rewritten together.
+    if (current && current->indices != covering) {
+      bins.push_back(std::move(*current));
+      current.reset();
+    }
+    if (!current) {
+      current.emplace();
+      current->indices = covering;
+    }
+    current->fragments.push_back(&fragment);
+    current->candidacy.push_back(*candidacy);
+    current->live_rows.push_back(physical - deleted);
+  }
+  if (current) bins.push_back(std::move(*current));
+
+  std::vector<Bin> tasks;
+  for (auto& bin : bins) {
+    if (bin.IsNoop()) continue;
+    for (auto& part : SplitForSize(std::move(bin), options.target_rows_per_fragment)) tasks.push_back(std::move(part));
+  }
+
+  // The per-run budgets: tasks in order while every total stays within.
+  CompactionPlan plan;
+  plan.read_version = dataset.version();
+  uint64_t total_fragments = 0, total_rows = 0, total_bytes = 0;
+  for (const auto& task : tasks) {
+    total_fragments += task.fragments.size();
+    for (uint64_t rows : task.live_rows) total_rows += rows;
+    if (options.max_source_bytes) {
+      LANCE_ASSIGN_OR_RAISE(uint64_t bytes, SourceBytes(dataset, task.fragments));
+      total_bytes += bytes;
+    }
+    if ((options.max_source_fragments && total_fragments > *options.max_source_fragments) ||
+        (options.max_source_rows && total_rows > *options.max_source_rows) ||
+        (options.max_source_bytes && total_bytes > *options.max_source_bytes)) {
+      break;
+    }
+    CompactionTask out;
+    out.read_version = plan.read_version;
+    for (const Fragment* f : task.fragments) out.fragment_ids.push_back(f->id);
+    plan.tasks.push_back(std::move(out));
+  }
+
+  return plan;
+}
+
+// Rewritten rows move to new addresses, and the indices covering them would
+// have to be rewritten: pylance 14 remaps them, stable row ids or not (an
+// index kept as it was answers wrongly). lance-cpp cannot write index files
+// yet: refuse, before anything is written, rather than leave them pointing
+// at old rows.
+Status CheckNoIndexCovers(const Dataset& dataset, const std::vector<uint64_t>& fragment_ids) {
+  LANCE_ASSIGN_OR_RAISE(auto fragmaps, IndexFragmaps(dataset));
+  for (uint64_t id : fragment_ids) {
+    for (size_t i = 0; i < fragmaps.size(); ++i) {
+      if (!fragmaps[i].count(static_cast<uint32_t>(id))) continue;
+      const auto& index = dataset.indices()[i];
+      return Status::NotImplemented("cannot compact fragment ", id, " of dataset ", dataset.uri(), ": index '",
+                                    index.name, "' (", index.UuidString(),
+                                    ") covers it and would have to be remapped, which lance-cpp cannot do "
+                                    "yet (exclude the fragments it covers, or drop the index)");
+    }
+  }
+  return Status::OK();
+}
+
+// Appends the runs of `versions` (one per physical row) for the rows not in
+// `deleted` (ascending) to `out`.
+void AppendLiveRuns(const std::vector<uint64_t>& versions, const std::vector<uint32_t>& deleted,
+                    std::vector<uint64_t>* out) {
+  auto d = deleted.begin();
+  for (uint64_t i = 0; i < versions.size(); ++i) {
+    if (d != deleted.end() && *d == i) {
+      ++d;
+      continue;
+    }
+    out->push_back(versions[i]);
+  }
+}
+
+std::string RunsOf(const std::vector<uint64_t>& versions, size_t from, size_t count) {
+  std::vector<table::VersionRun> runs;
+  for (size_t i = from; i < from + count; ++i) {
+    if (!runs.empty() && runs.back().version == versions[i]) {
+      ++runs.back().length;
+    } else {
+      runs.push_back({1, versions[i]});
+    }
+  }
+  return table::RowVersionSequence(std::move(runs)).Serialize();
+}
+
+// With stable row ids the rows keep their ids: the old fragments' row ids,
+// created_at and last_updated_at versions, less the deleted rows, re-chunked
+// to the new fragments' sizes (the reference's rechunk_stable_row_ids and
+// recalc_versions_for_rewritten_fragments; rows without lineage count as
+// created in version 1, last updated when created). One old fragment and
+// one new fragment's worth of ids in memory at a time.
+Status CarryRowIdentity(const Dataset& dataset, const std::vector<Fragment>& old_fragments,
+                        std::vector<Fragment>* new_fragments) {
+  std::vector<uint64_t> ids, created, updated;  // live rows not yet given to a new fragment
+  size_t consumed = 0;                          // of the front of those vectors
+  size_t next_new = 0;
+  auto flush = [&](bool last) -> Status {
+    while (next_new < new_fragments->size()) {
+      Fragment& f = (*new_fragments)[next_new];
+      const uint64_t rows = f.physical_rows.value_or(0);
+      if (ids.size() - consumed < rows) break;
+      std::vector<uint64_t> chunk(ids.begin() + static_cast<std::ptrdiff_t>(consumed),
+                                  ids.begin() + static_cast<std::ptrdiff_t>(consumed + rows));
+      f.row_ids.inline_bytes = table::RowIdSequence::FromValues(chunk).Serialize();
+      f.created_at_versions.inline_bytes = RunsOf(created, consumed, rows);
+      f.last_updated_at_versions.inline_bytes = RunsOf(updated, consumed, rows);
+      consumed += rows;
+      ++next_new;
+    }
+    if (consumed > 0) {
+      ids.erase(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(consumed));
+      created.erase(created.begin(), created.begin() + static_cast<std::ptrdiff_t>(consumed));
+      updated.erase(updated.begin(), updated.begin() + static_cast<std::ptrdiff_t>(consumed));
+      consumed = 0;
+    }
+    if (last && (next_new != new_fragments->size() || !ids.empty())) {
+      return Status::Invalid("compaction of ", dataset.uri(), ": ", ids.size(),
+                             " live rows left over after filling ", next_new, " of ", new_fragments->size(),
+                             " new fragments with their row ids");
+    }
+    return Status::OK();
+  };
+  for (const auto& old : old_fragments) {
+    LANCE_ASSIGN_OR_RAISE(auto row_ids, dataset.RowIds(old));
+    LANCE_ASSIGN_OR_RAISE(auto deleted, dataset.DeletedRows(old));
+    const uint64_t physical = old.physical_rows.value_or(row_ids.size());
+    if (row_ids.size() != physical) {
+      return Status::Invalid("fragment ", old.id, " of ", dataset.uri(), " has ", row_ids.size(),
+                             " row ids for ", physical, " rows");
+    }
+    LANCE_ASSIGN_OR_RAISE(auto created_at, dataset.RowCreatedAtVersions(old));
+    LANCE_ASSIGN_OR_RAISE(auto updated_at, dataset.RowLastUpdatedAtVersions(old));
+    std::vector<uint64_t> c = created_at ? std::move(*created_at) : std::vector<uint64_t>(physical, 1);
+    std::vector<uint64_t> u = updated_at ? std::move(*updated_at) : c;
+    if (c.size() != physical || u.size() != physical) {
+      return Status::Invalid("fragment ", old.id, " of ", dataset.uri(), " has lineage for ",
+                             c.size() != physical ? c.size() : u.size(), " rows, not ", physical);
+    }
+    AppendLiveRuns(row_ids, deleted, &ids);
+    AppendLiveRuns(c, deleted, &created);
+    AppendLiveRuns(u, deleted, &updated);
+    LANCE_RETURN_NOT_OK(flush(false));
+  }
+  return flush(true);
+}
+
+uint64_t FilesOf(const std::vector<Fragment>& fragments) {
+  uint64_t n = 0;
+  for (const auto& f : fragments) n += f.files.size() + (f.deletion_file ? 1 : 0);
+  return n;
+}
+
+Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, const io::ObjectStore& store,
+                              const CompactionTask& task, const CompactionOptions& options,
+                              util::ProgressStage* progress) {
+  RewriteResult result;
+  result.read_version = dataset->version();
+  uint64_t surviving = 0;  // live rows
+  for (uint64_t id : task.fragment_ids) {
+    const auto& all = dataset->manifest().fragments;
+    auto it = std::find_if(all.begin(), all.end(), [&](const Fragment& f) { return f.id == id; });
+    if (it == all.end()) {
+      return Status::KeyError("compaction task: version ", dataset->version(), " of dataset ", dataset->uri(),
+                              " has no fragment ", id);
+    }
+    Fragment old = *it;
+    // Older writers may not have recorded it; the new fragments' sizes and
+    // the row-id rechunking need it.
+    LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset->PhysicalRows(old));
+    LANCE_ASSIGN_OR_RAISE(uint64_t deleted, dataset->NumDeletedRows(old));
+    old.physical_rows = physical;
+    surviving += physical - std::min(physical, deleted);
+    result.original_fragments.push_back(std::move(old));
+  }
+  // As pylance 14: as many files as the target fits into the live rows (at
+  // least one), the rows spread evenly over them, the first ones taking one
+  // more, rather than full files and a short tail.
+  std::vector<uint64_t> file_rows;
+  if (surviving > 0) {
+    const uint64_t count = std::max<uint64_t>(surviving / options.target_rows_per_fragment, 1);
+    for (uint64_t i = 0; i < count; ++i) file_rows.push_back(surviving / count + (i < surviving % count ? 1 : 0));
+  }
+  LANCE_ASSIGN_OR_RAISE(auto version, dataset->DataStorageVersion());
+  ops::FragmentWriterOptions writer_options;
+  writer_options.storage_version = version;
+  writer_options.max_rows_per_file = file_rows.empty() ? options.target_rows_per_fragment : file_rows.front();
+  writer_options.file_row_counts = file_rows;
+  writer_options.max_rows_per_group = options.max_rows_per_group;
+  if (options.max_bytes_per_file) writer_options.max_bytes_per_file = *options.max_bytes_per_file;
+  ops::FragmentWriter writer(store, dataset->manifest().schema, std::move(writer_options));
+  auto written = [&]() -> Result<std::vector<Fragment>> {
+    ScanOptions scan;
+    scan.fragment_ids = task.fragment_ids;
+    if (options.batch_size) scan.batch_size = static_cast<int64_t>(*options.batch_size);
+    LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
+    while (true) {
+      std::shared_ptr<arrow::RecordBatch> batch;
+      LANCE_RETURN_NOT_OK(reader->ReadNext(&batch));
+      if (!batch) break;
+      if (batch->num_rows() == 0) continue;
+      const uint64_t rows = static_cast<uint64_t>(batch->num_rows());
+      LANCE_RETURN_NOT_OK(writer.Write(std::move(batch)));
+      if (progress) progress->Add(rows);
+    }
+    LANCE_ASSIGN_OR_RAISE(auto fragments, writer.Finish());
+    if (UsesStableRowIds(*dataset)) {
+      LANCE_RETURN_NOT_OK(CarryRowIdentity(*dataset, result.original_fragments, &fragments));
+    }
+    return fragments;
+  }();
+  if (!written.ok()) {
+    writer.RemoveFiles();
+    return written.status().WithMessage("compaction of fragments of ", dataset->uri(), ": ",
+                                        written.status().message());
+  }
+  result.new_fragments = std::move(*written);
+  result.metrics.fragments_removed = result.original_fragments.size();
+  result.metrics.fragments_added = result.new_fragments.size();
+  result.metrics.files_removed = FilesOf(result.original_fragments);
+  result.metrics.files_added = FilesOf(result.new_fragments);
+  return result;
+}
+
+Result<CompactionResult> Commit(const io::ObjectStore& store, const std::vector<RewriteResult>& results,
+                                const CompactionOptions& options) {
+  CompactionResult out;
+  if (results.empty()) {
+    LANCE_ASSIGN_OR_RAISE(auto latest, txn::LoadLatestForWrite(store));
+    out.version = latest ? latest->location.version : 0;
+    return out;
+  }
+  const uint64_t read_version = results.front().read_version;
+  uint32_t num_new = 0;
+  for (const auto& r : results) {
+    if (r.read_version != read_version) {
+      return Status::Invalid("compaction results of different plans (read versions ", read_version, " and ",
+                             r.read_version, ") cannot be committed together");
+    }
+    if (r.original_fragments.empty()) return Status::Invalid("compaction result without old fragments");
+    num_new += static_cast<uint32_t>(r.new_fragments.size());
+    out.metrics.fragments_removed += r.metrics.fragments_removed;
+    out.metrics.fragments_added += r.metrics.fragments_added;
+    out.metrics.files_removed += r.metrics.files_removed;
+    out.metrics.files_added += r.metrics.files_added;
+  }
+  txn::CommitOptions commit_options;
+  commit_options.num_retries = static_cast<int>(options.retry.num_retries);
+  txn::Rewrite rewrite;
+  std::vector<uint64_t> ids;
+  if (num_new > 0) {
+    // pylance 14 reserves the ids of every new fragment at commit, in one
+    // ReserveFragments version of its own, then commits the Rewrite.
+    LANCE_ASSIGN_OR_RAISE(auto latest, txn::LoadLatestForWrite(store));
+    if (!latest) return Status::IOError("dataset not found: ", store.uri());
+    txn::ReserveFragments reserve{num_new};
+    LANCE_ASSIGN_OR_RAISE(auto reserved,
+                          txn::Commit(store, txn::Transaction::Make(latest->location.version, reserve), commit_options));
+    const uint64_t end = uint64_t{reserved.manifest.max_fragment_id.value_or(0)} + 1;
+    for (uint64_t id = end - num_new; id < end; ++id) ids.push_back(id);
+  }
+  size_t next = 0;
+  for (const auto& r : results) {
+    txn::RewriteGroup group;
+    group.old_fragments = r.original_fragments;
+    group.new_fragments = r.new_fragments;
+    for (auto& f : group.new_fragments) f.id = ids[next++];
+    rewrite.groups.push_back(std::move(group));
+  }
+  LANCE_ASSIGN_OR_RAISE(auto committed,
+                        txn::Commit(store, txn::Transaction::Make(read_version, std::move(rewrite)), commit_options));
+  out.version = committed.version;
+  out.committed = true;
+  return out;
+}
+
+void RemoveNewFiles(const io::ObjectStore& store, const std::vector<RewriteResult>& results) {
+  for (const auto& r : results) {
+    for (const auto& f : r.new_fragments) {
+      for (const auto& file : f.files) (void)store.Delete("data/" + file.path);
+    }
+  }
+}
+
+}  // namespace
+
+Result<CompactionPlan> PlanCompaction(const std::string& uri, const CompactionOptions& options) {
+  LANCE_ASSIGN_OR_RAISE(auto dataset, OpenLatest(uri));
+  LANCE_ASSIGN_OR_RAISE(auto validated, Validated(options, *dataset));
+  auto plan = Plan(*dataset, validated);
+  if (!plan.ok()) return plan.status().WithMessage("compaction plan: ", plan.status().message());
+  return plan;
+}
+
+Result<RewriteResult> ExecuteCompactionTask(const std::string& uri, const CompactionTask& task,
+                                            const CompactionOptions& options) {
+  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
+  OpenOptions open;
+  open.version = std::to_string(task.read_version);
+  LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri, open));
+  LANCE_ASSIGN_OR_RAISE(auto validated, Validated(options, *dataset));
+  LANCE_RETURN_NOT_OK(CheckCompactable(*dataset));
+  LANCE_RETURN_NOT_OK(CheckNoIndexCovers(*dataset, task.fragment_ids));
+  util::ProgressStage progress(validated.progress, "compacting", "rows");
+  return Execute(dataset, *store, task, validated, &progress);
+}
+
+Result<CompactionResult> CommitCompaction(const std::string& uri, const std::vector<RewriteResult>& results,
+                                          const CompactionOptions& options) {
+  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
+  return Commit(*store, results, options);
+}
+
+Result<CompactionResult> CompactFiles(const std::string& uri, const CompactionOptions& options) {
+  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
+  return ops::RunWithRetries(options.retry, "compaction of " + uri, [&]() -> Result<CompactionResult> {
+    LANCE_ASSIGN_OR_RAISE(auto dataset, OpenLatest(uri));
+    LANCE_ASSIGN_OR_RAISE(auto validated, Validated(options, *dataset));
+    auto plan = Plan(*dataset, validated);
+    if (!plan.ok()) return plan.status().WithMessage("compaction plan: ", plan.status().message());
+    if (plan->tasks.empty()) {
+      CompactionResult none;
+      none.version = dataset->version();
+      return none;
+    }
+    std::vector<uint64_t> rewritten;
+    for (const auto& task : plan->tasks) rewritten.insert(rewritten.end(), task.fragment_ids.begin(), task.fragment_ids.end());
+    LANCE_RETURN_NOT_OK(CheckNoIndexCovers(*dataset, rewritten));
+    uint64_t total = 0;
+    for (const auto& task : plan->tasks) {
+      for (uint64_t id : task.fragment_ids) {
+        for (const auto& f : dataset->manifest().fragments) {
+          if (f.id != id) continue;
+          LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset->PhysicalRows(f));
+          LANCE_ASSIGN_OR_RAISE(uint64_t deleted, dataset->NumDeletedRows(f));
+          total += physical - std::min(physical, deleted);
+        }
+      }
+    }
+    util::ProgressStage progress(validated.progress, "compacting", "rows", total);
+    std::vector<RewriteResult> results;
+    for (const auto& task : plan->tasks) {
+      auto r = Execute(dataset, *store, task, validated, &progress);
+      if (!r.ok()) {
+        RemoveNewFiles(*store, results);
+        return r.status();
+      }
+      results.push_back(std::move(*r));
+    }
+    progress.Finish();
+    auto committed = Commit(*store, results, validated);
+    if (!committed.ok()) RemoveNewFiles(*store, results);
+    return committed;
+  });
+}
+
+}  // namespace lance

@@ -1,0 +1,314 @@
+// Compaction on small datasets written with WriteDataset: the plan's rules,
+// the rewrite (rows, order, stable row ids and lineage), the distributed
+// form through JSON, the Rewrite and ReserveFragments manifests, refusals,
+// and a compaction that loses to a concurrent delete.
+#include <gtest/gtest.h>
+
+#include <arrow/api.h>
+
+#include <filesystem>
+
+#include "lance/compaction.h"
+#include "lance/dataset.h"
+#include "lance/operations.h"
+#include "lance/scanner.h"
+#include "lance/status.h"
+#include "lance/txn/conflict_resolver.h"
+#include "lance/txn/manifest_builder.h"
+#include "lance/write.h"
+
+namespace lance {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::shared_ptr<arrow::RecordBatchReader> Rows(int64_t start, int64_t n) {
+  arrow::Int64Builder id;
+  arrow::StringBuilder s;
+  for (int64_t i = start; i < start + n; ++i) {
+    EXPECT_TRUE(id.Append(i).ok());
+    EXPECT_TRUE(s.Append("row" + std::to_string(i)).ok());
+  }
+  auto schema = arrow::schema({arrow::field("id", arrow::int64()), arrow::field("s", arrow::utf8())});
+  auto batch = arrow::RecordBatch::Make(schema, n, {*id.Finish(), *s.Finish()});
+  return *arrow::RecordBatchReader::Make({batch}, schema);
+}
+
+class CompactionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("lance_compaction_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // One fragment per entry of `sizes`, ids 0.. in order.
+  void Build(const std::vector<int64_t>& sizes, bool stable = false) {
+    int64_t start = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      WriteParams params;
+      params.mode = i == 0 ? WriteMode::kCreate : WriteMode::kAppend;
+      params.max_rows_per_file = static_cast<uint64_t>(sizes[i]);
+      params.enable_stable_row_ids = stable;
+      params.data_storage_version = "2.1";
+      auto written = WriteDataset(Rows(start, sizes[i]), uri(), params);
+      ASSERT_TRUE(written.ok()) << written.status().ToString();
+      start += sizes[i];
+    }
+  }
+  void Delete(const std::string& predicate) {
+    auto deleted = DeleteRows(uri(), predicate);
+    ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  }
+  std::string uri() const { return dir_.string(); }
+  std::shared_ptr<Dataset> Latest() { return *Dataset::Open(uri()); }
+
+  // (id, _rowid) in scan order.
+  std::vector<std::pair<int64_t, uint64_t>> Scan() {
+    auto table = *ScanBuilder(Latest()).Project({"id"}).WithRowId().ToTable();
+    std::vector<std::pair<int64_t, uint64_t>> out;
+    auto combined = *table->CombineChunksToBatch();
+    auto id = std::static_pointer_cast<arrow::Int64Array>(combined->column(0));
+    auto row_id = std::static_pointer_cast<arrow::UInt64Array>(combined->column(1));
+    for (int64_t i = 0; i < combined->num_rows(); ++i) out.emplace_back(id->Value(i), row_id->Value(i));
+    return out;
+  }
+
+  static std::vector<std::vector<uint64_t>> Tasks(const CompactionPlan& plan) {
+    std::vector<std::vector<uint64_t>> out;
+    for (const auto& t : plan.tasks) out.push_back(t.fragment_ids);
+    return out;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CompactionTest, PlanRules) {
+  // Small neighbours merge, a large fragment ends the run, a lone small one
+  // is dropped, a large one with 30% deleted is compacted on its own.
+  Build({40, 40, 200, 30, 200, 200});
+  Delete("id >= 510 and id < 570");
+  CompactionOptions options;
+  options.target_rows_per_fragment = 100;
+  auto plan = PlanCompaction(uri(), options);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->read_version, 7u);
+  EXPECT_EQ(Tasks(*plan), (std::vector<std::vector<uint64_t>>{{0, 1}, {5}}));
+  options.materialize_deletions = false;
+  EXPECT_EQ(Tasks(*PlanCompaction(uri(), options)), (std::vector<std::vector<uint64_t>>{{0, 1}}));
+  options.materialize_deletions = true;
+  options.excluded_fragment_ids = {1};
+  EXPECT_EQ(Tasks(*PlanCompaction(uri(), options)), (std::vector<std::vector<uint64_t>>{{5}}));
+}
+
+TEST_F(CompactionTest, PlanSplitsBySizeAndBudgets) {
+  Build({40, 40, 40, 40, 40, 40});
+  CompactionOptions options;
+  options.target_rows_per_fragment = 100;
+  EXPECT_EQ(Tasks(*PlanCompaction(uri(), options)), (std::vector<std::vector<uint64_t>>{{0, 1, 2}, {3, 4, 5}}));
+  options.max_source_fragments = 5;
+  EXPECT_EQ(Tasks(*PlanCompaction(uri(), options)), (std::vector<std::vector<uint64_t>>{{0, 1, 2}}));
+  options.max_source_fragments = 0;
+  auto refused = PlanCompaction(uri(), options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("max_source_fragments"), std::string::npos);
+}
+
+TEST_F(CompactionTest, RewritesLiveRowsInOrderWithStableRowIds) {
+  Build({30, 30, 30, 30}, /*stable=*/true);
+  Delete("id % 4 = 1");
+  const auto before = Scan();
+  CompactionOptions options;
+  options.target_rows_per_fragment = 50;
+  options.batch_size = 7;  // batches smaller than fragments
+  auto result = CompactFiles(uri(), options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->committed);
+  EXPECT_EQ(result->metrics.fragments_removed, 4u);
+  EXPECT_EQ(result->metrics.files_removed, 8u);  // 4 data + 4 deletion files
+  auto ds = Latest();
+  EXPECT_EQ(ds->version(), result->version);
+  // 90 live rows hold one target's worth (50): one fragment of all of
+  // them, as pylance 14 spreads rows, with the reserved id.
+  ASSERT_EQ(ds->manifest().fragments.size(), 1u);
+  EXPECT_EQ(ds->manifest().fragments[0].id, 4u);
+  EXPECT_EQ(ds->manifest().fragments[0].physical_rows, 90u);
+  EXPECT_FALSE(ds->manifest().fragments[0].deletion_file);
+  EXPECT_EQ(Scan(), before);  // same rows, same order, same row ids
+  // Lineage kept: every row was created in version 1..4 (one per append).
+  auto created = *ds->RowCreatedAtVersions(ds->manifest().fragments[0]);
+  ASSERT_TRUE(created);
+  EXPECT_EQ((*created)[0], 1u);
+  EXPECT_EQ(created->back(), 4u);  // its last rows come from the fourth append
+  auto take = TakeRows(ds, {before[10].second}, {"id"});
+  ASSERT_TRUE(take.ok()) << take.status().ToString();
+  EXPECT_EQ(std::static_pointer_cast<arrow::Int64Array>((*take)->column(0)->chunk(0))->Value(0), before[10].first);
+  // Version before the Rewrite is the reservation.
+  auto versions = *ds->Versions();
+  ASSERT_GE(versions.size(), 2u);
+  EXPECT_EQ(versions[versions.size() - 2].operation, "ReserveFragments");
+  EXPECT_EQ(versions.back().operation, "Rewrite");
+}
+
+TEST_F(CompactionTest, SpreadsRowsEvenlyOverFiles) {
+  Build({1000});
+  Delete("id % 5 = 0");
+  CompactionOptions options;
+  options.target_rows_per_fragment = 300;
+  options.max_rows_per_group = 64;
+  auto result = CompactFiles(uri(), options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  // 800 live rows, two targets' worth: two files of 400, not 300 + 300 + 200.
+  auto ds = Latest();
+  ASSERT_EQ(ds->manifest().fragments.size(), 2u);
+  EXPECT_EQ(ds->manifest().fragments[0].physical_rows, 400u);
+  EXPECT_EQ(ds->manifest().fragments[1].physical_rows, 400u);
+  EXPECT_EQ(*ScanBuilder(ds).CountRows(), 800);
+}
+
+TEST_F(CompactionTest, DistributedThroughJson) {
+  Build({20, 20, 20, 20, 20, 20});
+  Delete("id = 3");
+  const auto before = Scan();
+  CompactionOptions options;
+  options.target_rows_per_fragment = 40;
+  auto plan = PlanCompaction(uri(), options);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  // 19 + 20 + 20 live rows reach the target and so do the other 60.
+  ASSERT_EQ(plan->tasks.size(), 2u);
+  std::vector<RewriteResult> results;
+  for (const auto& task : plan->tasks) {
+    CompactionOptions worker;
+    auto parsed = CompactionTaskFromJson(CompactionTaskToJson(task, options), &worker);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_EQ(worker.target_rows_per_fragment, 40u);
+    auto r = ExecuteCompactionTask(uri(), *parsed, worker);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    auto back = RewriteResultFromJson(RewriteResultToJson(*r));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(back->new_fragments.size(), r->new_fragments.size());
+    results.push_back(std::move(*back));
+  }
+  EXPECT_EQ(Latest()->version(), plan->read_version);  // executing commits nothing
+  auto committed = CommitCompaction(uri(), results);
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  EXPECT_EQ(committed->metrics.fragments_added, 2u);
+  EXPECT_EQ(Latest()->manifest().fragments.size(), 2u);
+  // Without stable row ids the row ids are new addresses; the rows are the same.
+  auto after = Scan();
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) EXPECT_EQ(after[i].first, before[i].first);
+}
+
+TEST_F(CompactionTest, ConcurrentDeleteOfARewrittenFragmentIsRetryable) {
+  Build({20, 20, 20});
+  auto plan = PlanCompaction(uri());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->tasks.size(), 1u);
+  auto result = ExecuteCompactionTask(uri(), plan->tasks[0]);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  Delete("id = 25");
+  auto committed = CommitCompaction(uri(), {*result});
+  ASSERT_FALSE(committed.ok());
+  EXPECT_EQ(GetErrorKind(committed.status()), ErrorKind::kRetryableCommitConflict)
+      << committed.status().ToString();
+  // CompactFiles plans again on the new latest.
+  auto again = CompactFiles(uri());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*ScanBuilder(Latest()).CountRows(), 59);
+  EXPECT_EQ(Latest()->manifest().fragments.size(), 1u);
+}
+
+TEST_F(CompactionTest, RefusedOptions) {
+  Build({20, 20});
+  CompactionOptions options;
+  options.compaction_mode = CompactionMode::kForceBinaryCopy;
+  auto r = CompactFiles(uri(), options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsNotImplemented());
+  EXPECT_NE(r.status().message().find("force_binary_copy"), std::string::npos);
+  options = {};
+  options.defer_index_remap = true;
+  EXPECT_TRUE(CompactFiles(uri(), options).status().IsNotImplemented());
+  options = {};
+  options.data_storage_version = "2.0";
+  EXPECT_TRUE(CompactFiles(uri(), options).status().IsNotImplemented());
+  EXPECT_EQ(Latest()->version(), 2u);
+}
+
+// The manifest a Rewrite builds: new fragments in the old ones' place,
+// a vanished old fragment is a conflict, index bitmaps follow with stable
+// row ids and an index over rewritten rows is refused without them.
+TEST(RewriteManifest, SplicesAndChecks) {
+  table::ManifestFile base;
+  base.manifest.version = 5;
+  base.manifest.max_fragment_id = 3;
+  for (uint64_t id = 0; id < 4; ++id) {
+    Fragment f;
+    f.id = id;
+    f.physical_rows = 10;
+    base.manifest.fragments.push_back(f);
+  }
+  txn::Rewrite op;
+  txn::RewriteGroup g;
+  g.old_fragments = {base.manifest.fragments[1], base.manifest.fragments[2]};
+  Fragment fresh;
+  fresh.id = 9;
+  fresh.physical_rows = 20;
+  g.new_fragments = {fresh};
+  op.groups.push_back(g);
+  txn::BuildInputs in;
+  in.base = &base;
+  auto built = txn::BuildManifest(txn::Transaction::Make(5, op), in, {});
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  std::vector<uint64_t> ids;
+  for (const auto& f : built->manifest.fragments) ids.push_back(f.id);
+  EXPECT_EQ(ids, (std::vector<uint64_t>{0, 3, 9}));
+  EXPECT_EQ(built->manifest.max_fragment_id, 9u);
+
+  IndexMetadata index;
+  index.name = "id_idx";
+  index.fragment_ids = std::vector<uint32_t>{0, 1, 2};
+  base.indices = {index};
+  auto refused = txn::BuildManifest(txn::Transaction::Make(5, op), in, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(refused.status().IsNotImplemented());
+  EXPECT_NE(refused.status().message().find("id_idx"), std::string::npos);
+
+  txn::ReserveFragments reserve{4};
+  auto reserved = txn::BuildManifest(txn::Transaction::Make(5, reserve), in, {});
+  ASSERT_TRUE(reserved.ok());
+  EXPECT_EQ(reserved->manifest.max_fragment_id, 7u);
+  EXPECT_EQ(reserved->manifest.fragments.size(), 4u);
+
+  base.manifest.fragments.erase(base.manifest.fragments.begin() + 2);
+  base.indices.clear();
+  auto gone = txn::BuildManifest(txn::Transaction::Make(5, op), in, {});
+  ASSERT_FALSE(gone.ok());
+  EXPECT_TRUE(txn::IsCommitConflict(gone.status())) << gone.status().ToString();
+}
+
+TEST(RewriteFacts, OurRewriteAgainstTheirDelete) {
+  txn::Rewrite op;
+  txn::RewriteGroup g;
+  Fragment f;
+  f.id = 4;
+  g.old_fragments = {f};
+  op.groups.push_back(g);
+  auto mine = txn::FactsOf(op);
+  EXPECT_EQ(mine.kind, txn::OperationKind::kRewrite);
+  EXPECT_EQ(mine.rewritten_fragment_ids, (std::vector<uint64_t>{4}));
+  txn::OperationFacts theirs;
+  theirs.kind = txn::OperationKind::kDelete;
+  theirs.updated_fragments = {f};
+  std::set<uint64_t> rebase;
+  EXPECT_EQ(txn::CheckConflict(mine, theirs, {}, false, &rebase), txn::Verdict::kRetryable);
+  theirs.updated_fragments[0].id = 5;
+  EXPECT_EQ(txn::CheckConflict(mine, theirs, {}, false, &rebase), txn::Verdict::kCompatible);
+  EXPECT_EQ(txn::FactsOf(txn::ReserveFragments{2}).kind, txn::OperationKind::kReserveFragments);
+}
+
+}  // namespace
+}  // namespace lance
