@@ -39,9 +39,8 @@ struct CompactionOptions {
   /// The deleted fraction above which a fragment is rewritten (0.1); at or
   /// above 1.0 deletions are never materialized.
   float materialize_deletions_threshold = 0.1f;
-  /// Tasks run at once; unset = the machine's cores. lance-cpp runs the
-  /// tasks one after another (each file encodes its fields in parallel),
-  /// so this only has to be at least 1.
+  /// CompactFiles: tasks rewritten at once (memory grows with it); unset =
+  /// the machine's cores. Not used by ExecuteCompactionTask.
   std::optional<uint32_t> num_threads;
   /// Rows per batch read from the old fragments (memory follows it);
   /// unset = the scanner's default (8192).

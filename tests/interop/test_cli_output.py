@@ -238,6 +238,15 @@ def test_delete_update_merge_insert_cleanup_show_bars(dataset, tmp_path):
     assert re.search(r"\rremoving \[[#.]+\] \d+/\d+ files", tty), repr(tty)
 
 
+def test_compact_shows_a_bar(dataset):
+    lance.dataset(dataset).delete("id % 10 = 3")
+    live = lance.dataset(dataset).count_rows()
+    status, out, tty = _run_tty("compact", dataset)
+    assert status == 0, tty
+    _assert_bar(tty, "compacting", live)
+    assert parse_change(out).what == "removed 3 fragments and 6 files, added 1 fragment and 1 file"
+
+
 def test_nothing_on_stderr_off_a_terminal_or_with_quiet(dataset, tmp_path):
     src = _ipc_file(tmp_path / "a.arrow", _table(ROWS, 2000))
     merge = _ipc_file(tmp_path / "m.arrow", _table(ROWS - 10, 20))
@@ -250,6 +259,7 @@ def test_nothing_on_stderr_off_a_terminal_or_with_quiet(dataset, tmp_path):
         ("merge-insert", dataset, "--on", "id", "--input", merge, "--when-matched-update-all",
          "--when-not-matched-insert-all"),
         ("cleanup", dataset, "--older-than", "0"),
+        ("compact", dataset),
     ]
     for args in commands:
         proc = _run(*args)

@@ -168,6 +168,43 @@ TEST_F(CompactionTest, SpreadsRowsEvenlyOverFiles) {
   EXPECT_EQ(*ScanBuilder(ds).CountRows(), 800);
 }
 
+TEST_F(CompactionTest, ParallelTasksKeepThePlansOrder) {
+  Build({40, 40, 40, 40, 40, 40});
+  const auto before = Scan();
+  CompactionOptions options;
+  options.target_rows_per_fragment = 100;
+  options.num_threads = 2;
+  auto result = CompactFiles(uri(), options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  auto ds = Latest();
+  ASSERT_EQ(ds->manifest().fragments.size(), 2u);
+  EXPECT_EQ(ds->manifest().fragments[0].id, 6u);
+  EXPECT_EQ(ds->manifest().fragments[1].id, 7u);
+  auto after = Scan();
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(after[i].first, before[i].first);
+    // New addresses: the first 120 rows in fragment 6, the rest in 7.
+    EXPECT_EQ(after[i].second >> 32, i < 120 ? 6u : 7u);
+  }
+}
+
+TEST_F(CompactionTest, ScanOfChosenFragments) {
+  Build({10, 10, 10});
+  ScanOptions scan;
+  scan.fragment_ids = std::vector<uint64_t>{2, 0};
+  auto table = ScanBuilder(Latest()).Options(scan).Project({"id"}).ToTable();
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  auto batch = *(*table)->CombineChunksToBatch();
+  auto id = std::static_pointer_cast<arrow::Int64Array>(batch->column(0));
+  ASSERT_EQ(id->length(), 20);
+  EXPECT_EQ(id->Value(0), 20);
+  EXPECT_EQ(id->Value(10), 0);
+  EXPECT_EQ(*ScanBuilder(Latest()).Options(scan).CountRows(), 20);
+  scan.fragment_ids = std::vector<uint64_t>{7};
+  EXPECT_TRUE(ScanBuilder(Latest()).Options(scan).ToReader().status().IsKeyError());
+}
+
 TEST_F(CompactionTest, DistributedThroughJson) {
   Build({20, 20, 20, 20, 20, 20});
   Delete("id = 3");

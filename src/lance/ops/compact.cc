@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <thread>
 
 #include "lance/dataset.h"
 #include "lance/file/blob_v2.h"
@@ -14,6 +15,7 @@
 #include "lance/table/feature_flags.h"
 #include "lance/table/row_id_sequence.h"
 #include "lance/txn/commit.h"
+#include "lance/util/parallel.h"
 #include "lance/util/progress_reporter.h"
 
 namespace lance {
@@ -568,15 +570,33 @@ Result<CompactionResult> CompactFiles(const std::string& uri, const CompactionOp
       }
     }
     util::ProgressStage progress(validated.progress, "compacting", "rows", total);
-    std::vector<RewriteResult> results;
-    for (const auto& task : plan->tasks) {
-      auto r = Execute(dataset, *store, task, validated, &progress);
-      if (!r.ok()) {
-        RemoveNewFiles(*store, results);
-        return r.status();
+    // num_threads tasks at a time, as the reference runs them; the results
+    // keep the plan's order, so the reserved ids do not depend on timing.
+    const size_t n = plan->tasks.size();
+    const size_t threads = validated.num_threads
+                               ? *validated.num_threads
+                               : std::max<size_t>(std::thread::hardware_concurrency(), 1);
+    std::vector<std::optional<RewriteResult>> slots(n);
+    auto done = [&]() {
+      std::vector<RewriteResult> out;
+      for (auto& slot : slots) {
+        if (slot) out.push_back(std::move(*slot));
       }
-      results.push_back(std::move(*r));
+      return out;
+    };
+    for (size_t start = 0; start < n; start += threads) {
+      const size_t count = std::min(threads, n - start);
+      Status st = util::ParallelFor(count, [&](size_t i) -> Status {
+        LANCE_ASSIGN_OR_RAISE(auto r, Execute(dataset, *store, plan->tasks[start + i], validated, &progress));
+        slots[start + i] = std::move(r);
+        return Status::OK();
+      });
+      if (!st.ok()) {
+        RemoveNewFiles(*store, done());
+        return st;
+      }
     }
+    std::vector<RewriteResult> results = done();
     progress.Finish();
     auto committed = Commit(*store, results, validated);
     if (!committed.ok()) RemoveNewFiles(*store, results);
