@@ -344,3 +344,20 @@ def test_compaction_racing_pylance_delete(tmp_path, lance_cpp):
     lance_cpp.run_ok("compact", path)
     assert lance.dataset(path).count_rows() == 119
     assert len(lance.dataset(path).get_fragments()) == 1
+
+
+def test_cli_usage_and_plain_plan(tmp_path, lance_cpp):
+    path = tmp_path / "u.lance"
+    build(path, [30, 30, 200, 30, 30])
+    for flags in (["--json"], ["--compaction-mode", "copy"], ["--target-rows-per-fragment", "x"],
+                  ["--materialize-deletions-threshold", "lots"], ["--exclude-fragments", "1,a"]):
+        proc = lance_cpp.run("compact", path, *flags)
+        assert proc.returncode == 2, (flags, proc.stderr)
+        assert proc.stderr.startswith("error: ")
+    proc = lance_cpp.run_ok("compact", path, "--plan", "--target-rows-per-fragment", "100")
+    assert proc.stdout == ("task 0: fragments 0, 1\n"
+                           "task 1: fragments 3, 4\n"
+                           "planned 2 tasks; version 5 unchanged\n")
+    assert pylance_plan(path, {"target_rows_per_fragment": 100}) == [[0, 1], [3, 4]]
+    assert lance.dataset(path).version == 5
+

@@ -480,9 +480,10 @@ Result<CompactionResult> Commit(const io::ObjectStore& store, const std::vector<
   commit_options.num_retries = static_cast<int>(options.retry.num_retries);
   txn::Rewrite rewrite;
   std::vector<uint64_t> ids;
-  if (num_new > 0) {
+  {
     // pylance 14 reserves the ids of every new fragment at commit, in one
-    // ReserveFragments version of its own, then commits the Rewrite.
+    // ReserveFragments version of its own (even for none), then commits
+    // the Rewrite.
     LANCE_ASSIGN_OR_RAISE(auto latest, txn::LoadLatestForWrite(store));
     if (!latest) return Status::IOError("dataset not found: ", store.uri());
     txn::ReserveFragments reserve{num_new};
