@@ -304,6 +304,16 @@ TEST(RewriteManifest, SplicesAndChecks) {
   for (const auto& f : built->manifest.fragments) ids.push_back(f.id);
   EXPECT_EQ(ids, (std::vector<uint64_t>{0, 3, 9}));
   EXPECT_EQ(built->manifest.max_fragment_id, 9u);
+  EXPECT_EQ(std::string(txn::OperationName(op)), "Rewrite");
+
+  // Old fragments that are not next to each other: removed, the new appended.
+  txn::Rewrite apart = op;
+  apart.groups[0].old_fragments = {base.manifest.fragments[0], base.manifest.fragments[2]};
+  auto spread = txn::BuildManifest(txn::Transaction::Make(5, apart), in, {});
+  ASSERT_TRUE(spread.ok()) << spread.status().ToString();
+  ids.clear();
+  for (const auto& f : spread->manifest.fragments) ids.push_back(f.id);
+  EXPECT_EQ(ids, (std::vector<uint64_t>{1, 3, 9}));
 
   IndexMetadata index;
   index.name = "id_idx";
