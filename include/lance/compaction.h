@@ -112,8 +112,10 @@ struct CompactionResult {
 
 /// The tasks pylance 14's `Compaction.plan` makes for the latest version of
 /// the dataset at `uri`. Refuses (NotImplemented) what lance-cpp cannot
-/// compact correctly: a fragment reuse index, blob columns, data overlay
-/// files, and the option values listed above. Executing a task is also
+/// compact correctly: a fragment reuse index, legacy or nested blob columns
+/// (top-level blob v2 columns are rewritten, their bytes written anew beside
+/// the new files, as pylance 14 does), data overlay files, and the option
+/// values listed above. Executing a task is also
 /// refused when an index covers one of its fragments: pylance 14 rewrites
 /// such indices (stable row ids or not), which lance-cpp cannot do yet.
 Result<CompactionPlan> PlanCompaction(const std::string& uri, const CompactionOptions& options = {});

@@ -361,3 +361,42 @@ def test_cli_usage_and_plain_plan(tmp_path, lance_cpp):
     assert pylance_plan(path, {"target_rows_per_fragment": 100}) == [[0, 1], [3, 4]]
     assert lance.dataset(path).version == 5
 
+
+
+def test_blob_v2_columns(tmp_path, lance_cpp):
+    """Blob v2 values are read and written anew beside the new files, as
+    pylance 14 compacts them: the same descriptors and the same bytes."""
+    from test_blob_v2_row_ops import _blobs_by_id, _table
+    ours = tmp_path / "ours.lance"
+    lance.write_dataset(_table(range(0, 60), 0), ours, data_storage_version="2.2", max_rows_per_file=20)
+    lance.dataset(ours).delete("id % 5 = 0")
+    theirs = tmp_path / "theirs.lance"
+    shutil.copytree(ours, theirs)
+    expected = _blobs_by_id(lance.dataset(ours))
+    lance_cpp.run_ok("compact", ours, "--target-rows-per-fragment", "30")
+    lance.dataset(theirs).optimize.compact_files(target_rows_per_fragment=30, num_threads=1)
+    assert fragments_of(ours) == fragments_of(theirs)
+    a, b = lance.dataset(ours), lance.dataset(theirs)
+    assert a.to_table().equals(b.to_table())  # descriptors too
+    assert _blobs_by_id(a) == _blobs_by_id(b) == expected
+    # And pylance goes on with what lance-cpp compacted as with its own.
+    for path in (ours, theirs):
+        lance.dataset(path).delete("id % 7 = 1")
+        lance.write_dataset(_table(range(100, 110), 3), path, mode="append")
+        lance.dataset(path).optimize.compact_files(num_threads=1)
+    a, b = lance.dataset(ours), lance.dataset(theirs)
+    assert a.to_table().equals(b.to_table())
+    assert _blobs_by_id(a) == _blobs_by_id(b)
+    assert len(_blobs_by_id(a)) == 48 - 7 + 10
+
+
+def test_legacy_blob_refused(tmp_path, lance_cpp):
+    path = tmp_path / "legacy.lance"
+    schema = pa.schema([pa.field("id", pa.int64()),
+                        pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})])
+    for i in range(2):
+        t = pa.table({"id": [i], "b": [b"x" * 10]}, schema=schema)
+        lance.write_dataset(t, path, data_storage_version="2.1", mode="create" if i == 0 else "append")
+    proc = lance_cpp.run("compact", path)
+    assert proc.returncode == 1 and "legacy blobs" in proc.stderr, proc.stderr
+    assert len(lance.dataset(path).get_fragments()) == 2

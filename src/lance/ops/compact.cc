@@ -3,12 +3,15 @@
 // of their results (commit_compaction), in rust/lance/src/dataset/optimize.rs.
 #include "lance/compaction.h"
 
+#include <arrow/array.h>
+
 #include <algorithm>
 #include <set>
 #include <thread>
 
 #include "lance/dataset.h"
 #include "lance/file/blob_v2.h"
+#include "lance/ops/blob_v2_values.h"
 #include "lance/ops/fragment_writer.h"
 #include "lance/ops/retry.h"
 #include "lance/scanner.h"
@@ -99,10 +102,22 @@ Status CheckCompactable(const Dataset& dataset) {
                                     "lance-cpp cannot extend yet");
     }
   }
+  // Top-level blob v2 columns are rewritten as update does (their bytes read
+  // and written anew beside the new files, as pylance 14 compacts them);
+  // nested ones and the legacy blob encoding are not.
+  std::set<int32_t> blob_v2;  // top-level blob v2 fields and everything below them
+  for (const auto& field : dataset.manifest().schema.fields) {
+    if (file::IsBlobV2Field(field)) blob_v2.insert(field.id);
+  }
   for (const auto& field : dataset.manifest().schema.FieldsPreOrder()) {
+    if (blob_v2.count(field.id) || blob_v2.count(field.parent_id)) {
+      blob_v2.insert(field.id);
+      continue;
+    }
     if (file::IsBlobV2Field(field) || field.metadata.count(kBlobMetaKey)) {
       return Status::NotImplemented("cannot compact dataset ", dataset.uri(), ": column '", field.name,
-                                    "' holds blobs, which lance-cpp does not compact yet");
+                                    "' holds ", file::IsBlobV2Field(field) ? "nested blob v2 values" : "legacy blobs",
+                                    ", which lance-cpp does not compact yet");
     }
   }
   return Status::OK();
@@ -422,8 +437,10 @@ Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, con
   if (options.max_bytes_per_file) writer_options.max_bytes_per_file = *options.max_bytes_per_file;
   ops::FragmentWriter writer(store, dataset->manifest().schema, std::move(writer_options));
   auto written = [&]() -> Result<std::vector<Fragment>> {
+    const bool blob_v2 = ops::HasBlobV2Columns(*dataset);
     ScanOptions scan;
     scan.fragment_ids = task.fragment_ids;
+    scan.with_row_address = blob_v2;  // where the blob bytes are read from
     if (options.batch_size) scan.batch_size = static_cast<int64_t>(*options.batch_size);
     LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
     while (true) {
@@ -432,6 +449,13 @@ Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, con
       if (!batch) break;
       if (batch->num_rows() == 0) continue;
       const uint64_t rows = static_cast<uint64_t>(batch->num_rows());
+      if (blob_v2) {
+        const int last = batch->num_columns() - 1;
+        auto addrs = std::static_pointer_cast<arrow::UInt64Array>(batch->column(last));
+        std::vector<uint64_t> row_addrs(addrs->raw_values(), addrs->raw_values() + addrs->length());
+        LANCE_ASSIGN_OR_RAISE(batch, batch->RemoveColumn(last));
+        LANCE_ASSIGN_OR_RAISE(batch, ops::ReadBlobV2Values(store, *dataset, batch, row_addrs));
+      }
       LANCE_RETURN_NOT_OK(writer.Write(std::move(batch)));
       if (progress) progress->Add(rows);
     }
@@ -510,7 +534,16 @@ Result<CompactionResult> Commit(const io::ObjectStore& store, const std::vector<
 void RemoveNewFiles(const io::ObjectStore& store, const std::vector<RewriteResult>& results) {
   for (const auto& r : results) {
     for (const auto& f : r.new_fragments) {
-      for (const auto& file : f.files) (void)store.Delete("data/" + file.path);
+      for (const auto& file : f.files) {
+        (void)store.Delete("data/" + file.path);
+        // Blob v2 values too large to stay inline live in a directory named
+        // after the data file.
+        const std::string stem = file.path.substr(0, file.path.rfind('.'));
+        auto sidecars = store.ListFiles("data/" + stem);
+        if (sidecars.ok()) {
+          for (const auto& info : *sidecars) (void)store.Delete("data/" + stem + "/" + info.name);
+        }
+      }
     }
   }
 }
