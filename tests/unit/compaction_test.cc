@@ -258,6 +258,30 @@ TEST_F(CompactionTest, ConcurrentDeleteOfARewrittenFragmentIsRetryable) {
   EXPECT_EQ(Latest()->manifest().fragments.size(), 1u);
 }
 
+TEST_F(CompactionTest, CompactFilesRunsAgainAfterLosingToADelete) {
+  Build({20, 20, 20});
+  bool deleted = false;
+  CompactionOptions options;
+  options.batch_size = 5;
+  // A delete of a row being compacted commits while the first run rewrites.
+  options.progress = [&](const Progress&) {
+    if (deleted) return;
+    deleted = true;
+    ASSERT_TRUE(DeleteRows(uri(), "id = 33").ok());
+  };
+  auto result = CompactFiles(uri(), options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(deleted);
+  auto ds = Latest();
+  EXPECT_EQ(*ScanBuilder(ds).CountRows(), 59);
+  ASSERT_EQ(ds->manifest().fragments.size(), 1u);
+  // The first run's file is gone: data/ holds the three old files (older
+  // versions use them until a cleanup) and the new fragment's.
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(dir_ / "data")) files += entry.is_regular_file() ? 1 : 0;
+  EXPECT_EQ(files, 4u);
+}
+
 TEST_F(CompactionTest, RefusedOptions) {
   Build({20, 20});
   CompactionOptions options;
