@@ -15,7 +15,6 @@
 #include "lance/ops/fragment_writer.h"
 #include "lance/ops/retry.h"
 #include "lance/scanner.h"
-#include "lance/table/feature_flags.h"
 #include "lance/table/row_id_sequence.h"
 #include "lance/txn/commit.h"
 #include "lance/util/parallel.h"
@@ -26,10 +25,6 @@ namespace {
 
 constexpr const char* kFragReuseIndexName = "__lance_frag_reuse";
 constexpr const char* kBlobMetaKey = "lance-encoding:blob";
-
-bool UsesStableRowIds(const Dataset& dataset) {
-  return (dataset.manifest().reader_feature_flags & table::kFlagStableRowIds) != 0;
-}
 
 // The latest version of `uri`, opened.
 Result<std::shared_ptr<Dataset>> OpenLatest(const std::string& uri) {
@@ -67,7 +62,7 @@ Result<CompactionOptions> Validated(const CompactionOptions& in, const Dataset& 
                                   "pages; use reencode or try_binary_copy");
   }
   if (o.defer_index_remap) {
-    if (UsesStableRowIds(dataset)) {
+    if (dataset.manifest().UsesStableRowIds()) {
       // As pylance 14: stable row ids never need remapping.
       return Status::NotImplemented("compaction option defer_index_remap: dataset ", dataset.uri(),
                                     " uses stable row ids, whose indices need no remapping, so there is "
@@ -460,7 +455,7 @@ Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, con
       if (progress) progress->Add(rows);
     }
     LANCE_ASSIGN_OR_RAISE(auto fragments, writer.Finish());
-    if (UsesStableRowIds(*dataset)) {
+    if (dataset->manifest().UsesStableRowIds()) {
       LANCE_RETURN_NOT_OK(CarryRowIdentity(*dataset, result.original_fragments, &fragments));
     }
     return fragments;
