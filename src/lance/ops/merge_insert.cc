@@ -688,6 +688,10 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
   ops::RowRewrite rewrite;
   rewrite.new_fragments = std::move(*written);
   rewrite.rewritten_row_ids = std::move(plan.update_row_ids);
+  // pylance's join reads the target a fragment at a time and the updated
+  // rows' id sequences keep those batches (its cuts inside fragments of
+  // more than kReferenceScanBatchRows live rows are not reproduced).
+  if (ops::UsesStableRowIds(*dataset)) rewrite.row_id_batch_ends = ops::ScanBatchEnds(plan.update_row_addrs, 0);
   rewrite.rewritten_row_addrs = std::move(plan.update_row_addrs);
   rewrite.deleted_row_addrs = std::move(plan.delete_row_addrs);
   // Every field id, nested ones included, as pylance 14 records it.

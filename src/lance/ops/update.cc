@@ -258,6 +258,12 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   ops::RowRewrite rewrite;
   rewrite.new_fragments = std::move(*written);
   if (stable) rewrite.rewritten_row_ids = std::move(row_ids);
+  // With a filter, pylance's batches of matching rows are coalesced across
+  // fragments (one segment per new fragment matches it on small data; its
+  // exact boundaries on large data are not reproduced).
+  if (stable && predicate.empty()) {
+    rewrite.row_id_batch_ends = ops::ScanBatchEnds(row_addrs, ops::kReferenceScanBatchRows);
+  }
   rewrite.rewritten_row_addrs = std::move(row_addrs);
   for (const auto& a : assignments) {
     // The assigned columns with every field below them (a list's items, a
