@@ -34,6 +34,7 @@ if wire.protoc() is None:  # the build needs protoc too; say so instead of faili
     pytest.skip("protoc not found (it is a build dependency)", allow_module_level=True)
 
 VERSIONS = ["2.0", "2.1", "2.2"]
+INDEXED_VERSIONS = ["2.2"]  # the index section does not depend on the storage version
 ROWS_PER_FILE = 10
 BASE_ROWS = 30  # three fragments: 0..9, 10..19, 20..29 (then 30..34 appended)
 
@@ -68,7 +69,14 @@ def bases(tmp_path_factory) -> dict:
                                 enable_stable_row_ids=stable, max_rows_per_file=ROWS_PER_FILE)
             lance.write_dataset(rows(list(range(BASE_ROWS, BASE_ROWS + 5)), "n"), str(uri), mode="append")
             lance.dataset(str(uri)).delete("id = 25")
-            out[(v, stable)] = uri
+            out[(v, stable, False)] = uri
+            if v in INDEXED_VERSIONS:
+                # The same with a BTREE index on id: the index section is carried,
+                # pruned and extended by each operation.
+                indexed = root / f"base-{v}-{int(stable)}-indexed.lance"
+                shutil.copytree(uri, indexed)
+                lance.dataset(str(indexed)).create_scalar_index("id", "BTREE")
+                out[(v, stable, True)] = indexed
     return out
 
 
@@ -163,7 +171,13 @@ OPERATIONS: dict[str, Callable] = {
 
 # Known differences we cannot sensibly match: none. A case listed here is
 # marked xfail(strict=True) with the reason.
-XFAIL: dict[tuple[str, str, bool], str] = {}
+XFAIL: dict[tuple[str, str, bool, bool], str] = {
+    ("update-where", v, True, True): (
+        "pylance's filtered update reads the rows through the index on id, a fragment at a time, "
+        "and its row-id sequence keeps a segment per fragment; without the index it coalesces "
+        "them. lance-cpp does not follow pylance's query plan (same ids, another encoding)")
+    for v in INDEXED_VERSIONS
+}
 
 
 # --------------------------------------------------------------------------- #
@@ -219,7 +233,7 @@ def normalize(msg: Any, renamer: Renamer, where: str = "") -> Any:
         elif key == "uuid" and where == "transaction":
             # Transaction.uuid: random.
             values = ["<uuid>"] * len(values)
-        elif key == "files" and all(isinstance(v, dict) for v in values):
+        elif key == "files" and where.rsplit(".", 1)[-1].endswith("fragments"):
             # DataFile.path: a random file name (new files only).
             values = [dict(v, path=[renamer.path(p) for p in v["path"]]) if "path" in v else v
                       for v in values]
@@ -364,18 +378,20 @@ def _tables(uri: Path) -> pa.Table:
     return ds.to_table(with_row_id=True, with_row_address=True)
 
 
-CASES = [pytest.param(op, v, stable, id=f"{op}-{v}-{'stable' if stable else 'plain'}",
-                      marks=[pytest.mark.xfail(strict=True, reason=XFAIL[(op, v, stable)])]
-                      if (op, v, stable) in XFAIL else [])
-         for op in OPERATIONS for v in VERSIONS for stable in (False, True)]
+CASES = [pytest.param(op, v, stable, indexed,
+                      id=f"{op}-{v}-{'stable' if stable else 'plain'}{'-indexed' if indexed else ''}",
+                      marks=[pytest.mark.xfail(strict=True, reason=XFAIL[(op, v, stable, indexed)])]
+                      if (op, v, stable, indexed) in XFAIL else [])
+         for op in OPERATIONS for v in VERSIONS for stable in (False, True)
+         for indexed in ((False, True) if v in INDEXED_VERSIONS and op != "create" else (False,))]
 
 
-@pytest.mark.parametrize("op,version,stable", CASES)
-def test_manifest_parity(op, version, stable, bases, tmp_path, lance_cpp):
+@pytest.mark.parametrize("op,version,stable,indexed", CASES)
+def test_manifest_parity(op, version, stable, indexed, bases, tmp_path, lance_cpp):
     ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
     if op != "create":
-        shutil.copytree(bases[(version, stable)], ours)
-        shutil.copytree(bases[(version, stable)], theirs)
+        shutil.copytree(bases[(version, stable, indexed)], ours)
+        shutil.copytree(bases[(version, stable, indexed)], theirs)
         kept_paths, kept_ids = _base_names(ours)
         base_listing = _listing(ours)
     else:
@@ -403,7 +419,7 @@ def test_manifest_parity(op, version, stable, bases, tmp_path, lance_cpp):
         ta, tb = _tables(ours), _tables(theirs)
         if not ta.equals(tb):
             problems.append(f"pylance reads different tables:\n{ta}\n{tb}")
-    assert not problems, f"{op} on {version}, stable row ids {stable}: lance-cpp's commit differs " \
+    assert not problems, f"{op} on {version}, stable row ids {stable}, indexed {indexed}: lance-cpp's commit differs " \
                          f"from pylance's:\n  " + "\n  ".join(problems)
 
 
@@ -411,8 +427,8 @@ def test_manifest_parity(op, version, stable, bases, tmp_path, lance_cpp):
 def test_tag_parity(version, bases, tmp_path, lance_cpp):
     """A tag commits no manifest: the same tag file, and no new version."""
     ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
-    shutil.copytree(bases[(version, False)], ours)
-    shutil.copytree(bases[(version, False)], theirs)
+    shutil.copytree(bases[(version, False, False)], ours)
+    shutil.copytree(bases[(version, False, False)], theirs)
     lance_cpp.run_ok("tag", ours, "create", "t1", "1")
     lance.dataset(str(theirs)).tags.create("t1", 1)
     assert _listing(ours) == _listing(theirs)
