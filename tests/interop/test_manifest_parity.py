@@ -131,17 +131,19 @@ def _update(value, where):
     return op
 
 
-def _merge_insert(by_source_delete: bool):
+def _merge_insert(by_source_delete: bool, update: bool = True):
     def op(tmp, uri, v, stable):
         src = _source(tmp, UPSERT_SOURCE)
-        cpp = ["merge-insert", uri, "--on", "id", "--input", src, "--when-matched-update-all",
-               "--when-not-matched-insert-all"]
+        cpp = ["merge-insert", uri, "--on", "id", "--input", src, "--when-not-matched-insert-all"]
+        if update:
+            cpp.append("--when-matched-update-all")
         if by_source_delete:
             cpp.append("--when-not-matched-by-source-delete")
 
         def py(p):
-            b = (lance.dataset(str(p)).merge_insert("id").when_matched_update_all()
-                 .when_not_matched_insert_all())
+            b = lance.dataset(str(p)).merge_insert("id").when_not_matched_insert_all()
+            if update:
+                b = b.when_matched_update_all()
             if by_source_delete:
                 b = b.when_not_matched_by_source_delete()
             b.execute(UPSERT_SOURCE)
@@ -160,12 +162,18 @@ OPERATIONS: dict[str, Callable] = {
     "delete-rows": _delete("id < 3 OR id = 21"),
     # Every row of fragment 1: the fragment leaves the manifest.
     "delete-fragment": _delete("id >= 10 AND id < 20"),
+    # Every row: every fragment leaves (max_fragment_id stays).
+    "delete-all": _delete("id >= 0"),
     # Fragment 2 already has a deletion file: the new one extends it.
     "delete-extends": _delete("id = 26"),
     "update-where": _update("'u'", "id < 4 OR id = 27 OR id = 32"),
     "update-all": _update("'all'", None),
+    # Nothing matches: still a new version, as pylance commits one.
+    "update-none": _update("'none'", "id = 999"),
     "merge-insert": _merge_insert(False),
     "merge-insert-by-source-delete": _merge_insert(True),
+    # Matched rows left alone: an Update with new rows only.
+    "merge-insert-insert-only": _merge_insert(False, update=False),
     "restore": op_restore,
 }
 

@@ -118,7 +118,12 @@ Status CarryRowIdentity(const Dataset& /*dataset*/, const std::vector<uint64_t>&
   }
   size_t next = 0;
   for (auto& fragment : *fragments) {
-    if (next == row_ids.size()) break;  // only new rows from here on
+    if (next == row_ids.size()) {
+      // Only new rows from here on: pylance's transaction records their
+      // (empty) captured sequence, and the commit gives them ids.
+      fragment.row_ids.inline_bytes = table::RowIdSequence().Serialize();
+      continue;
+    }
     // Rewritten rows fill the fragment, or end in it (new rows follow).
     const uint64_t rows = std::min<uint64_t>(fragment.physical_rows.value_or(0), row_ids.size() - next);
     // A segment per batch piece within the fragment: the reference cuts
