@@ -202,6 +202,20 @@ TEST_F(CommitTest, UpdateLooksUpCreatedAtOfRewrittenRows) {
   ASSERT_TRUE(proto.ParseFromString(txn_bytes));
   ASSERT_EQ(proto.update().new_fragments_size(), 1);
   EXPECT_FALSE(proto.update().new_fragments(0).has_inline_created_at_versions());
+
+  // Rewritten again: g's ids are no Range, so they are looked up one by one.
+  ASSERT_NE(ids->segments()[0].kind, table::U64Segment::Kind::kRange);
+  Fragment again = HandMade("h", 2);
+  again.row_ids.inline_bytes = table::RowIdSequence::FromValues({7, 5}).Serialize();
+  txn::Update second;
+  second.removed_fragment_ids = {g.id};
+  second.new_fragments = {again};
+  ASSERT_TRUE(txn::Commit(*store_, txn::Transaction::Make(3, std::move(second))).ok());
+  const Manifest m4 = Load(4).manifest;
+  const Fragment& h = m4.fragments.back();
+  auto created_h = table::RowVersionSequence::Parse(*h.created_at_versions.inline_bytes, "h");
+  ASSERT_TRUE(created_h.ok());
+  EXPECT_EQ(created_h->ToVector(), (std::vector<uint64_t>{3, 2}));
 }
 
 TEST_F(CommitTest, OverwriteContinuesIdsAndKeepsConfig) {

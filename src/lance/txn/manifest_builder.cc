@@ -26,7 +26,8 @@ Overloaded(Ts...) -> Overloaded<Ts...>;
 // The created_at versions of the rows an Update rewrote, by stable row id,
 // from the fragments they were deleted from. As the reference, an Update's
 // new fragments carry only the row ids of their rewritten rows; each row's
-// created_at is looked up when the manifest is built.
+// created_at is looked up when the manifest is built. Range segments (the
+// usual row-id sequence) are looked up by arithmetic, other ids by hash.
 class RewrittenRowLineage {
  public:
   static Result<RewrittenRowLineage> Build(const Manifest& base, const Update& op) {
@@ -42,30 +43,53 @@ class RewrittenRowLineage {
       }
       if (!f.row_ids.inline_bytes) continue;
       LANCE_ASSIGN_OR_RAISE(auto ids, table::RowIdSequence::Parse(*f.row_ids.inline_bytes, what + " row ids"));
-      const std::vector<uint64_t> row_ids = ids.ToVector();
       std::vector<uint64_t> created;
       if (f.created_at_versions.inline_bytes) {
         LANCE_ASSIGN_OR_RAISE(auto seq, table::RowVersionSequence::Parse(*f.created_at_versions.inline_bytes,
                                                                          what + " created_at versions"));
         created = seq.ToVector();
       }
-      out.by_row_id_.reserve(out.by_row_id_.size() + row_ids.size());
-      for (size_t i = 0; i < row_ids.size(); ++i) {
-        // Rows without lineage count as created in version 1, as the reference has it.
-        out.by_row_id_[row_ids[i]] = i < created.size() ? created[i] : 1;
+      const size_t versions = out.created_.size();
+      out.created_.insert(out.created_.end(), created.begin(), created.end());
+      // Rows without lineage count as created in version 1, as the reference has it.
+      out.created_.resize(versions + ids.Length(), 1);
+      uint64_t position = versions;
+      std::vector<uint64_t> values;
+      for (const auto& segment : ids.segments()) {
+        if (segment.kind == table::U64Segment::Kind::kRange) {
+          out.ranges_.push_back({segment.start, segment.end, position});
+        } else {
+          values.clear();
+          segment.AppendTo(&values);
+          for (size_t i = 0; i < values.size(); ++i) out.others_[values[i]] = position + i;
+        }
+        position += segment.Length();
       }
     }
+    std::sort(out.ranges_.begin(), out.ranges_.end(),
+              [](const IdRange& a, const IdRange& b) { return a.start < b.start; });
     return out;
   }
 
   /// The created_at of a rewritten row; rows not found count as version 1.
   uint64_t CreatedAt(uint64_t row_id) const {
-    auto it = by_row_id_.find(row_id);
-    return it == by_row_id_.end() ? 1 : it->second;
+    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), row_id,
+                               [](uint64_t id, const IdRange& r) { return id < r.start; });
+    if (it != ranges_.begin() && row_id < std::prev(it)->end) {
+      return created_[std::prev(it)->position + (row_id - std::prev(it)->start)];
+    }
+    auto other = others_.find(row_id);
+    return other == others_.end() ? 1 : created_[other->second];
   }
 
  private:
-  std::unordered_map<uint64_t, uint64_t> by_row_id_;
+  struct IdRange {
+    uint64_t start, end;  // ids [start, end)
+    uint64_t position;    // index in created_ of the row with id `start`
+  };
+  std::vector<uint64_t> created_;  // every source row's created_at, fragment after fragment
+  std::vector<IdRange> ranges_;
+  std::unordered_map<uint64_t, uint64_t> others_;  // id -> index in created_
 };
 
 // Gives fragments that are new to the table their ids and, when the dataset
