@@ -9,6 +9,12 @@
 
 namespace lance {
 
+/// One file of an index and its size, as the manifest lists it (pylance 14).
+struct IndexFile {
+  std::string path;  // relative to the index's directory
+  uint64_t size_bytes = 0;
+};
+
 struct IndexMetadata {
   std::array<uint8_t, 16> uuid{};
   std::string name;
@@ -23,6 +29,7 @@ struct IndexMetadata {
   std::optional<uint64_t> created_at_ms;
   std::optional<uint32_t> base_id;
   std::vector<int32_t> covering_fields;
+  std::vector<IndexFile> files;  // empty when the writer listed none
 
   /// Hyphenated lowercase UUID text.
   std::string UuidString() const;

@@ -167,6 +167,57 @@ TEST_F(CommitTest, AppendAssignsIdsAndStableRowIds) {
   EXPECT_EQ(created->ToVector(), (std::vector<uint64_t>{2, 2, 2, 2}));
 }
 
+// An Update's new fragments carry only their rewritten rows' ids, as the
+// reference's transaction does; the commit looks up each row's created_at
+// in the fragment it came from, and gives rows it assigns ids to (a
+// merge-insert's inserts) its own version.
+TEST_F(CommitTest, UpdateLooksUpCreatedAtOfRewrittenRows) {
+  txn::CommitOptions options;
+  options.enable_stable_row_ids = true;
+  ASSERT_TRUE(Create({HandMade("f0", 4)}, options).ok());  // ids 0..3, version 1
+  ASSERT_TRUE(txn::Commit(*store_, txn::Transaction::Make(1, txn::Append{{HandMade("f1", 3)}})).ok());  // 4..6, v2
+  Fragment rewritten = HandMade("g", 4);
+  rewritten.row_ids.inline_bytes = table::RowIdSequence::FromValues({2, 5, 6}).Serialize();
+  txn::Update update;
+  update.removed_fragment_ids = {1};
+  update.updated_fragments = {Load(2).manifest.fragments[0]};
+  update.new_fragments = {rewritten};
+  ASSERT_TRUE(update.new_fragments[0].row_ids.present());
+  const std::string txn_bytes = txn::Transaction::Make(2, update).Serialize();
+  auto r = txn::Commit(*store_, txn::Transaction::Make(2, std::move(update)));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Manifest& m = Load(3).manifest;
+  const Fragment& g = m.fragments.back();
+  auto ids = table::RowIdSequence::Parse(*g.row_ids.inline_bytes, "g");
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(ids->ToVector(), (std::vector<uint64_t>{2, 5, 6, 7}));
+  auto created = table::RowVersionSequence::Parse(*g.created_at_versions.inline_bytes, "g");
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ(created->ToVector(), (std::vector<uint64_t>{1, 2, 2, 3}));
+  auto updated = table::RowVersionSequence::Parse(*g.last_updated_at_versions.inline_bytes, "g");
+  ASSERT_TRUE(updated.ok());
+  EXPECT_EQ(updated->ToVector(), (std::vector<uint64_t>{3, 3, 3, 3}));
+  // The transaction records no created_at of its own.
+  pb::table::Transaction proto;
+  ASSERT_TRUE(proto.ParseFromString(txn_bytes));
+  ASSERT_EQ(proto.update().new_fragments_size(), 1);
+  EXPECT_FALSE(proto.update().new_fragments(0).has_inline_created_at_versions());
+
+  // Rewritten again: g's ids are no Range, so they are looked up one by one.
+  ASSERT_NE(ids->segments()[0].kind, table::U64Segment::Kind::kRange);
+  Fragment again = HandMade("h", 2);
+  again.row_ids.inline_bytes = table::RowIdSequence::FromValues({7, 5}).Serialize();
+  txn::Update second;
+  second.removed_fragment_ids = {g.id};
+  second.new_fragments = {again};
+  ASSERT_TRUE(txn::Commit(*store_, txn::Transaction::Make(3, std::move(second))).ok());
+  const Manifest m4 = Load(4).manifest;
+  const Fragment& h = m4.fragments.back();
+  auto created_h = table::RowVersionSequence::Parse(*h.created_at_versions.inline_bytes, "h");
+  ASSERT_TRUE(created_h.ok());
+  EXPECT_EQ(created_h->ToVector(), (std::vector<uint64_t>{3, 2}));
+}
+
 TEST_F(CommitTest, OverwriteContinuesIdsAndKeepsConfig) {
   ASSERT_TRUE(txn::Commit(*store_, txn::Transaction::Make(
                                        0, txn::Overwrite{{HandMade("f0", 1), HandMade("f1", 1), HandMade("f2", 1)},

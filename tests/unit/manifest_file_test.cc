@@ -135,6 +135,7 @@ std::vector<IndexMetadata> SampleIndices() {
   a.created_at_ms = 1731670000123ULL;
   a.base_id = 2;
   a.covering_fields = {5, 6};
+  a.files = {{"page_data.lance", 1144}, {"page_lookup.lance", 1259}};
 
   IndexMetadata b;
   for (size_t i = 0; i < b.uuid.size(); ++i) b.uuid[i] = static_cast<uint8_t>(i);
@@ -218,6 +219,11 @@ void ExpectIndexEq(const IndexMetadata& got, const IndexMetadata& want) {
   EXPECT_EQ(got.created_at_ms, want.created_at_ms);
   EXPECT_EQ(got.base_id, want.base_id);
   EXPECT_EQ(got.covering_fields, want.covering_fields);
+  ASSERT_EQ(got.files.size(), want.files.size());
+  for (size_t i = 0; i < want.files.size(); ++i) {
+    EXPECT_EQ(got.files[i].path, want.files[i].path);
+    EXPECT_EQ(got.files[i].size_bytes, want.files[i].size_bytes);
+  }
 }
 
 // Every field except the two section offsets, which the writer fills in.
@@ -399,6 +405,28 @@ TEST(ManifestFileTest, EmptyTransactionAndEmptyFragmentSetRoundTrip) {
   EXPECT_FALSE(parsed->manifest.writer_version.has_value());
   EXPECT_FALSE(parsed->manifest.max_fragment_id.has_value());
   EXPECT_FALSE(parsed->manifest.branch.has_value());
+}
+
+// pylance 14 writes fragment bitmaps with run containers where they are
+// smaller: fragments 0..3 are one run (cookie 12347), bytes as pylance's.
+TEST(ManifestFileTest, FragmentBitmapUsesRunContainersAsPylance) {
+  Manifest m;
+  m.version = 1;
+  IndexMetadata idx;
+  idx.name = "id_idx";
+  idx.fragment_ids = std::vector<uint32_t>{0, 1, 2, 3};
+  const std::string bytes = SerializeManifestFile(m, {idx}, nullptr);
+  auto parsed = ParseManifestFile(bytes, kPath);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_TRUE(parsed->manifest.index_section.has_value());
+  uint32_t len;
+  std::memcpy(&len, bytes.data() + *parsed->manifest.index_section, 4);
+  pb::table::IndexSection section;
+  ASSERT_TRUE(section.ParseFromString(bytes.substr(*parsed->manifest.index_section + 4, len)));
+  ASSERT_EQ(section.indices_size(), 1);
+  EXPECT_EQ(section.indices(0).fragment_bitmap(),
+            std::string(";0\x00\x00\x01\x00\x00\x03\x00\x01\x00\x00\x00\x03\x00", 15));
+  EXPECT_EQ(parsed->indices[0].fragment_ids, idx.fragment_ids);
 }
 
 TEST(ManifestFileTest, PreEpochTimestampRoundTrips) {

@@ -495,6 +495,23 @@ TEST(RowIdSequenceTest, AbsurdLengthsAreInvalid) {
   EXPECT_EQ(parsed->Length(), 1ull << 32);
 }
 
+// As the reference's extend: a Range continued by a Range merges; nothing else does.
+TEST(RowIdSequenceTest, ExtendMergesContinuingRanges) {
+  RowIdSequence seq = RowIdSequence::FromRange(0, 10);
+  seq.Extend(RowIdSequence::FromRange(10, 10));
+  ASSERT_EQ(seq.segments().size(), 1u);
+  EXPECT_EQ(seq.segments()[0].kind, U64Segment::Kind::kRange);
+  EXPECT_EQ(seq.segments()[0].end, 20u);
+  seq.Extend(RowIdSequence::FromRange(21, 2));  // a gap: a segment of its own
+  ASSERT_EQ(seq.segments().size(), 2u);
+  seq.Extend(RowIdSequence::FromValues({23, 25, 26}));  // not a Range
+  ASSERT_EQ(seq.segments().size(), 3u);
+  seq.Extend(RowIdSequence());
+  ASSERT_EQ(seq.segments().size(), 3u);
+  EXPECT_EQ(seq.ToVector(), (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+                                                   19, 21, 22, 23, 25, 26}));
+}
+
 // ---------------------------------------------------------------------------
 // Row version sequences.
 
@@ -511,8 +528,12 @@ TEST(RowVersionSequenceTest, RoundTrip) {
   EXPECT_EQ(pb.runs(0).span().range().start(), 0u);
   EXPECT_EQ(pb.runs(0).span().range().end(), 3u);
   EXPECT_EQ(pb.runs(0).version(), 1u);
-  EXPECT_EQ(pb.runs(1).span().range().end(), 2u);
+  // Spans are positions, as pylance writes them: run 1 covers rows 3..5.
+  EXPECT_EQ(pb.runs(1).span().range().start(), 3u);
+  EXPECT_EQ(pb.runs(1).span().range().end(), 5u);
   EXPECT_EQ(pb.runs(1).version(), 5u);
+  EXPECT_EQ(pb.runs(3).span().range().start(), 5u);
+  EXPECT_EQ(pb.runs(3).span().range().end(), 6u);
 
   auto parsed = RowVersionSequence::Parse(bytes, "versions");
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();

@@ -596,6 +596,18 @@ Result<Plan> MakePlan(const std::shared_ptr<Dataset>& dataset, const SourceRows&
   return plan;
 }
 
+// Whether some index of `dataset` is on exactly the one key column.
+bool KeyIsIndexed(const Dataset& dataset, const std::vector<std::string>& on) {
+  if (on.size() != 1) return false;
+  for (const auto& field : dataset.manifest().schema.fields) {
+    if (field.name != on[0]) continue;
+    return std::any_of(dataset.indices().begin(), dataset.indices().end(), [&](const IndexMetadata& idx) {
+      return idx.fields == std::vector<int32_t>{field.id};
+    });
+  }
+  return false;
+}
+
 // One attempt on the latest version; `source` may be read again.
 Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordBatchReader& source,
                                           const MergeInsertParams& params) {
@@ -688,6 +700,15 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
   ops::RowRewrite rewrite;
   rewrite.new_fragments = std::move(*written);
   rewrite.rewritten_row_ids = std::move(plan.update_row_ids);
+  // pylance's join reads the target a fragment at a time and the updated
+  // rows' id sequences keep those batches (its cuts inside fragments of
+  // more than kReferenceScanBatchRows live rows are not reproduced). With a
+  // scalar index on the single key and no by-source delete it joins through
+  // the index instead, and the matched rows come as one batch.
+  const bool indexed_join = !params.when_not_matched_by_source_delete && KeyIsIndexed(*dataset, params.on);
+  if (ops::UsesStableRowIds(*dataset) && !indexed_join) {
+    rewrite.row_id_batch_ends = ops::ScanBatchEnds(plan.update_row_addrs, 0);
+  }
   rewrite.rewritten_row_addrs = std::move(plan.update_row_addrs);
   rewrite.deleted_row_addrs = std::move(plan.delete_row_addrs);
   // Every field id, nested ones included, as pylance 14 records it.

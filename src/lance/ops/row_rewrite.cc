@@ -69,7 +69,7 @@ Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& d
                                   const RetryParams& retry) {
   if (UsesStableRowIds(dataset)) {
     LANCE_RETURN_NOT_OK(CarryRowIdentity(dataset, rewrite.rewritten_row_ids, rewrite.rewritten_row_addrs,
-                                         &rewrite.new_fragments));
+                                         rewrite.row_id_batch_ends, &rewrite.new_fragments));
   }
   std::map<uint64_t, std::vector<uint32_t>> offsets;
   for (const auto* list : {&rewrite.rewritten_row_addrs, &rewrite.deleted_row_addrs}) {
@@ -94,54 +94,51 @@ Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& d
   return committed->version;
 }
 
+std::vector<size_t> ScanBatchEnds(const std::vector<uint64_t>& row_addrs, size_t batch_rows) {
+  std::vector<size_t> ends;
+  size_t start = 0;
+  for (size_t i = 1; i < row_addrs.size(); ++i) {
+    if ((row_addrs[i] >> 32) != (row_addrs[i - 1] >> 32) || (batch_rows != 0 && i - start == batch_rows)) {
+      ends.push_back(i);
+      start = i;
+    }
+  }
+  return ends;
+}
+
 bool UsesStableRowIds(const Dataset& dataset) {
   return (dataset.manifest().reader_feature_flags & table::kFlagStableRowIds) != 0;
 }
 
-Status CarryRowIdentity(const Dataset& dataset, const std::vector<uint64_t>& row_ids,
-                        const std::vector<uint64_t>& row_addrs, std::vector<Fragment>* fragments) {
+Status CarryRowIdentity(const Dataset& /*dataset*/, const std::vector<uint64_t>& row_ids,
+                        const std::vector<uint64_t>& row_addrs, const std::vector<size_t>& batch_ends,
+                        std::vector<Fragment>* fragments) {
   if (row_ids.size() != row_addrs.size()) {
     return Status::Invalid("rewritten rows: ", row_ids.size(), " row ids but ", row_addrs.size(), " addresses");
   }
-  // created_at of every row of the fragments rows come from, loaded once.
-  std::unordered_map<uint64_t, std::vector<uint64_t>> created;
-  std::unordered_map<uint64_t, const Fragment*> by_id;
-  for (const auto& f : dataset.manifest().fragments) by_id[f.id] = &f;
-  auto created_at = [&](uint64_t addr) -> Result<uint64_t> {
-    const uint64_t frag = addr >> 32;
-    const uint64_t offset = addr & 0xFFFFFFFFu;
-    auto cached = created.find(frag);
-    if (cached == created.end()) {
-      std::vector<uint64_t> versions;
-      auto f = by_id.find(frag);
-      if (f != by_id.end()) {
-        LANCE_ASSIGN_OR_RAISE(auto v, dataset.RowCreatedAtVersions(*f->second));
-        if (v) versions = std::move(*v);
-      }
-      cached = created.emplace(frag, std::move(versions)).first;
-    }
-    // Rows without lineage count as created in version 1, as the reference has it.
-    return offset < cached->second.size() ? cached->second[offset] : 1;
-  };
-
   size_t next = 0;
   for (auto& fragment : *fragments) {
-    if (next == row_ids.size()) break;  // only new rows from here on
+    if (next == row_ids.size()) {
+      // Only new rows from here on: pylance's transaction records their
+      // (empty) captured sequence, and the commit gives them ids.
+      fragment.row_ids.inline_bytes = table::RowIdSequence().Serialize();
+      continue;
+    }
     // Rewritten rows fill the fragment, or end in it (new rows follow).
     const uint64_t rows = std::min<uint64_t>(fragment.physical_rows.value_or(0), row_ids.size() - next);
-    std::vector<uint64_t> ids(row_ids.begin() + next, row_ids.begin() + next + rows);
-    fragment.row_ids.inline_bytes = table::RowIdSequence::FromValues(ids).Serialize();
-    std::vector<table::VersionRun> runs;
-    for (uint64_t i = 0; i < rows; ++i) {
-      LANCE_ASSIGN_OR_RAISE(uint64_t v, created_at(row_addrs[next + i]));
-      if (!runs.empty() && runs.back().version == v) {
-        ++runs.back().length;
-      } else {
-        runs.push_back({1, v});
-      }
+    // A segment per batch piece within the fragment: the reference cuts
+    // its captured sequence at the fragment's rows, re-encoding each cut.
+    table::RowIdSequence sequence;
+    const size_t end = next + rows;
+    auto cut = std::upper_bound(batch_ends.begin(), batch_ends.end(), next);
+    for (size_t from = next; from < end;) {
+      const size_t to = (cut != batch_ends.end() && *cut < end) ? *cut++ : end;
+      sequence.Extend(table::RowIdSequence::FromValues(
+          std::vector<uint64_t>(row_ids.begin() + from, row_ids.begin() + to)));
+      from = to;
     }
-    fragment.created_at_versions.inline_bytes = table::RowVersionSequence(runs).Serialize();
-    next += rows;
+    fragment.row_ids.inline_bytes = sequence.Serialize();
+    next = end;
   }
   if (next != row_ids.size()) {
     return Status::Invalid("rewritten rows: ", row_ids.size(), " row ids but ", next, " rows written");

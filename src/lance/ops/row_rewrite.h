@@ -42,13 +42,15 @@ Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset&
 
 /// For the first rows of `fragments` (in order), rewritten from rows of
 /// `dataset`: their old stable row ids and row addresses. Gives each
-/// fragment holding such rows a row-id sequence of their old ids and
-/// created_at of each row's original version, covering those rows only, as
-/// the reference's Update does; the commit gives the rows after them (new
-/// rows of a merge-insert) new ids and its version, and every row of a new
+/// fragment holding such rows a row-id sequence of their old ids, covering
+/// those rows only, segments cut at `batch_ends` (RowRewrite::
+/// row_id_batch_ends), as the reference's Update does; the commit gives the
+/// rows after them (new rows of a merge-insert) new ids, looks up the
+/// rewritten rows' created_at by their ids, and gives every row of a new
 /// fragment its version as last_updated_at.
 Status CarryRowIdentity(const Dataset& dataset, const std::vector<uint64_t>& row_ids,
-                        const std::vector<uint64_t>& row_addrs, std::vector<Fragment>* fragments);
+                        const std::vector<uint64_t>& row_addrs, const std::vector<size_t>& batch_ends,
+                        std::vector<Fragment>* fragments);
 
 /// What an update or merge-insert commits.
 struct RowRewrite {
@@ -58,6 +60,11 @@ struct RowRewrite {
   std::vector<Fragment> new_fragments;
   std::vector<uint64_t> rewritten_row_ids;     // their stable row ids (only where the dataset has them)
   std::vector<uint64_t> rewritten_row_addrs;   // their old addresses, deleted
+  /// Where the batches the reference would capture the rewritten rows' ids
+  /// in end (positions in rewritten_row_ids, ascending): its row-id
+  /// sequences have a segment per batch, contiguous Ranges merged. Empty:
+  /// the rows of each new fragment are one batch.
+  std::vector<size_t> row_id_batch_ends;
   std::vector<uint64_t> deleted_row_addrs;     // rows deleted outright
   std::vector<uint32_t> fields_for_preserving_frag_bitmap;
 };
@@ -69,6 +76,15 @@ struct RowRewrite {
 /// `retry.num_retries` bounds the commit attempts.
 Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& dataset, RowRewrite rewrite,
                                   const RetryParams& retry = {});
+
+/// pylance scans a fragment's live rows in batches of this many.
+constexpr size_t kReferenceScanBatchRows = 8192;
+
+/// Where pylance's scan batches would end among rows read in scan order,
+/// given by their addresses: at each change of fragment, and every
+/// `batch_rows` rows within one (0: no limit). For
+/// RowRewrite::row_id_batch_ends.
+std::vector<size_t> ScanBatchEnds(const std::vector<uint64_t>& row_addrs, size_t batch_rows);
 
 /// Whether the dataset assigns stable row ids.
 bool UsesStableRowIds(const Dataset& dataset);

@@ -258,6 +258,14 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   ops::RowRewrite rewrite;
   rewrite.new_fragments = std::move(*written);
   if (stable) rewrite.rewritten_row_ids = std::move(row_ids);
+  // With a filter, pylance's batches follow its plan: small results come
+  // coalesced across fragments (one segment per new fragment, as here),
+  // large ones a fragment and 8192 live rows at a time, and rows found
+  // through a scalar index a fragment at a time; only the first is
+  // reproduced.
+  if (stable && predicate.empty()) {
+    rewrite.row_id_batch_ends = ops::ScanBatchEnds(row_addrs, ops::kReferenceScanBatchRows);
+  }
   rewrite.rewritten_row_addrs = std::move(row_addrs);
   for (const auto& a : assignments) {
     // The assigned columns with every field below them (a list's items, a

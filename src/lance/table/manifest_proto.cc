@@ -254,6 +254,7 @@ Result<IndexMetadata> IndexMetadataFromProto(const pb::table::IndexMetadata& pro
   if (proto.has_created_at()) idx.created_at_ms = proto.created_at();
   if (proto.has_base_id()) idx.base_id = proto.base_id();
   idx.covering_fields.assign(proto.covering_fields().begin(), proto.covering_fields().end());
+  for (const auto& f : proto.files()) idx.files.push_back(IndexFile{f.path(), f.size_bytes()});
   return idx;
 }
 
@@ -265,6 +266,8 @@ void IndexMetadataToProto(const IndexMetadata& idx, pb::table::IndexMetadata* pr
   if (idx.fragment_ids) {
     roaring_bitmap_t* rb = roaring_bitmap_create();
     roaring_bitmap_add_many(rb, idx.fragment_ids->size(), idx.fragment_ids->data());
+    // Run containers where smaller, as the reference's bitmaps are written.
+    roaring_bitmap_run_optimize(rb);
     std::string bytes(roaring_bitmap_portable_size_in_bytes(rb), '\0');
     roaring_bitmap_portable_serialize(rb, bytes.data());
     roaring_bitmap_free(rb);
@@ -278,6 +281,11 @@ void IndexMetadataToProto(const IndexMetadata& idx, pb::table::IndexMetadata* pr
   if (idx.created_at_ms) proto->set_created_at(*idx.created_at_ms);
   if (idx.base_id) proto->set_base_id(*idx.base_id);
   for (int32_t f : idx.covering_fields) proto->add_covering_fields(f);
+  for (const auto& f : idx.files) {
+    auto* out = proto->add_files();
+    out->set_path(f.path);
+    out->set_size_bytes(f.size_bytes);
+  }
 }
 
 }  // namespace lance::table

@@ -402,6 +402,17 @@ std::string RowIdSequence::Serialize() const {
   return pb.SerializeAsString();
 }
 
+void RowIdSequence::Extend(RowIdSequence other) {
+  using Kind = U64Segment::Kind;
+  auto next = other.segments_.begin();
+  if (!segments_.empty() && next != other.segments_.end() && segments_.back().kind == Kind::kRange &&
+      next->kind == Kind::kRange && segments_.back().end == next->start) {
+    segments_.back().end = next->end;
+    ++next;
+  }
+  segments_.insert(segments_.end(), std::make_move_iterator(next), std::make_move_iterator(other.segments_.end()));
+}
+
 uint64_t RowIdSequence::Length() const {
   uint64_t total = 0;
   for (const auto& segment : segments_) total += segment.Length();
@@ -443,12 +454,14 @@ Result<RowVersionSequence> RowVersionSequence::Parse(std::string_view bytes,
 
 std::string RowVersionSequence::Serialize() const {
   pbt::RowDatasetVersionSequence pb;
+  uint64_t start = 0;
   for (const auto& run : runs_) {
     auto* out = pb.add_runs();
     auto* range = out->mutable_span()->mutable_range();
-    range->set_start(0);
-    range->set_end(run.length);
+    range->set_start(start);
+    range->set_end(start + run.length);
     out->set_version(run.version);
+    start += run.length;
   }
   return pb.SerializeAsString();
 }

@@ -44,6 +44,10 @@ class RowIdSequence {
   /// Serializes to `lance.table.RowIdSequence` bytes.
   std::string Serialize() const;
 
+  /// Appends `other`'s segments. A Range followed by the Range that
+  /// continues it become one, as the reference's RowIdSequence::extend.
+  void Extend(RowIdSequence other);
+
   const std::vector<U64Segment>& segments() const { return segments_; }
   uint64_t Length() const;
   std::vector<uint64_t> ToVector() const;
@@ -66,7 +70,8 @@ class RowVersionSequence {
 
   /// Decodes a serialized `lance.table.RowDatasetVersionSequence` message.
   static Result<RowVersionSequence> Parse(std::string_view bytes, const std::string& what);
-  /// Serializes; each run's span is written as Range(0, length).
+  /// Serializes; each run's span is the Range of row positions it covers
+  /// (start = the rows before it), as pylance 14 writes multi-run sequences.
   std::string Serialize() const;
 
   const std::vector<VersionRun>& runs() const { return runs_; }

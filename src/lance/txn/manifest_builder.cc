@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "lance/table/feature_flags.h"
 #include "lance/table/row_id_sequence.h"
@@ -22,16 +23,87 @@ struct Overloaded : Ts... {
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
+// The created_at versions of the rows an Update rewrote, by stable row id,
+// from the fragments they were deleted from. As the reference, an Update's
+// new fragments carry only the row ids of their rewritten rows; each row's
+// created_at is looked up when the manifest is built. Range segments (the
+// usual row-id sequence) are looked up by arithmetic, other ids by hash.
+class RewrittenRowLineage {
+ public:
+  static Result<RewrittenRowLineage> Build(const Manifest& base, const Update& op) {
+    RewrittenRowLineage out;
+    std::set<uint64_t> sources(op.removed_fragment_ids.begin(), op.removed_fragment_ids.end());
+    for (const auto& f : op.updated_fragments) sources.insert(f.id);
+    for (const auto& f : base.fragments) {
+      if (!sources.count(f.id)) continue;
+      const std::string what = "fragment " + std::to_string(f.id);
+      if (f.row_ids.external || f.created_at_versions.external) {
+        return Status::NotImplemented("updating rows of ", what,
+                                      ": its row ids or created_at versions are in an external file");
+      }
+      if (!f.row_ids.inline_bytes) continue;
+      LANCE_ASSIGN_OR_RAISE(auto ids, table::RowIdSequence::Parse(*f.row_ids.inline_bytes, what + " row ids"));
+      std::vector<uint64_t> created;
+      if (f.created_at_versions.inline_bytes) {
+        LANCE_ASSIGN_OR_RAISE(auto seq, table::RowVersionSequence::Parse(*f.created_at_versions.inline_bytes,
+                                                                         what + " created_at versions"));
+        created = seq.ToVector();
+      }
+      const size_t versions = out.created_.size();
+      out.created_.insert(out.created_.end(), created.begin(), created.end());
+      // Rows without lineage count as created in version 1, as the reference has it.
+      out.created_.resize(versions + ids.Length(), 1);
+      uint64_t position = versions;
+      std::vector<uint64_t> values;
+      for (const auto& segment : ids.segments()) {
+        if (segment.kind == table::U64Segment::Kind::kRange) {
+          out.ranges_.push_back({segment.start, segment.end, position});
+        } else {
+          values.clear();
+          segment.AppendTo(&values);
+          for (size_t i = 0; i < values.size(); ++i) out.others_[values[i]] = position + i;
+        }
+        position += segment.Length();
+      }
+    }
+    std::sort(out.ranges_.begin(), out.ranges_.end(),
+              [](const IdRange& a, const IdRange& b) { return a.start < b.start; });
+    return out;
+  }
+
+  /// The created_at of a rewritten row; rows not found count as version 1.
+  uint64_t CreatedAt(uint64_t row_id) const {
+    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), row_id,
+                               [](uint64_t id, const IdRange& r) { return id < r.start; });
+    if (it != ranges_.begin() && row_id < std::prev(it)->end) {
+      return created_[std::prev(it)->position + (row_id - std::prev(it)->start)];
+    }
+    auto other = others_.find(row_id);
+    return other == others_.end() ? 1 : created_[other->second];
+  }
+
+ private:
+  struct IdRange {
+    uint64_t start, end;  // ids [start, end)
+    uint64_t position;    // index in created_ of the row with id `start`
+  };
+  std::vector<uint64_t> created_;  // every source row's created_at, fragment after fragment
+  std::vector<IdRange> ranges_;
+  std::unordered_map<uint64_t, uint64_t> others_;  // id -> index in created_
+};
+
 // Gives fragments that are new to the table their ids and, when the dataset
 // has stable row ids, their row ids and lineage: rows without ids are
-// created now. A fragment may carry ids and created_at for its first rows
-// only (a merge-insert's rewritten rows, then its inserted ones); the rest
-// are filled in, as the reference does. Every row of a new fragment was
-// last updated now.
+// created now. A fragment may carry ids for its first rows only (a
+// merge-insert's rewritten rows, then its inserted ones); the rest are
+// filled in, as the reference does. Carried rows keep their created_at
+// (`rewritten`, for an Update). Every row of a new fragment was last
+// updated now.
 class NewFragmentStamper {
  public:
-  NewFragmentStamper(Manifest* m, uint64_t first_id, bool stable_row_ids)
-      : m_(m), next_id_(first_id), stable_row_ids_(stable_row_ids) {}
+  NewFragmentStamper(Manifest* m, uint64_t first_id, bool stable_row_ids,
+                     const RewrittenRowLineage* rewritten = nullptr)
+      : m_(m), next_id_(first_id), stable_row_ids_(stable_row_ids), rewritten_(rewritten) {}
 
   Status Stamp(Fragment* f) {
     f->id = next_id_++;
@@ -43,23 +115,37 @@ class NewFragmentStamper {
     }
     const uint64_t rows = *f->physical_rows;
     const std::string what = "new fragment " + std::to_string(f->id);
+    std::vector<uint64_t> carried_ids;  // the rows that already had ids
     if (!f->row_ids.present()) {
       f->row_ids.inline_bytes = table::RowIdSequence::FromRange(m_->next_row_id, rows).Serialize();
       m_->next_row_id += rows;
     } else if (f->row_ids.inline_bytes) {
       LANCE_ASSIGN_OR_RAISE(auto seq, table::RowIdSequence::Parse(*f->row_ids.inline_bytes, what + " row ids"));
-      const uint64_t carried = seq.Length();
+      carried_ids = seq.ToVector();
+      const uint64_t carried = carried_ids.size();
       if (carried > rows) {
         return Status::Invalid(what, " has ", carried, " row ids for ", rows, " rows");
       }
       if (carried < rows) {
-        std::vector<uint64_t> ids = seq.ToVector();
+        std::vector<uint64_t> ids = carried_ids;
         for (uint64_t i = 0; i < rows - carried; ++i) ids.push_back(m_->next_row_id + i);
         m_->next_row_id += rows - carried;
         f->row_ids.inline_bytes = table::RowIdSequence::FromValues(ids).Serialize();
       }
     }
-    if (!f->created_at_versions.present()) {
+    if (!f->created_at_versions.present() && rewritten_ != nullptr && !carried_ids.empty()) {
+      std::vector<table::VersionRun> runs;
+      auto add = [&runs](uint64_t length, uint64_t version) {
+        if (!runs.empty() && runs.back().version == version) {
+          runs.back().length += length;
+        } else {
+          runs.push_back({length, version});
+        }
+      };
+      for (uint64_t id : carried_ids) add(1, rewritten_->CreatedAt(id));
+      if (carried_ids.size() < rows) add(rows - carried_ids.size(), m_->version);
+      f->created_at_versions.inline_bytes = table::RowVersionSequence(std::move(runs)).Serialize();
+    } else if (!f->created_at_versions.present()) {
       f->created_at_versions.inline_bytes = table::RowVersionSequence({{rows, m_->version}}).Serialize();
     } else if (f->created_at_versions.inline_bytes) {
       LANCE_ASSIGN_OR_RAISE(auto seq, table::RowVersionSequence::Parse(*f->created_at_versions.inline_bytes,
@@ -88,6 +174,7 @@ class NewFragmentStamper {
   Manifest* m_;
   uint64_t next_id_;
   bool stable_row_ids_;
+  const RewrittenRowLineage* rewritten_;
 };
 
 uint64_t NextFragmentId(const Manifest& m) {
@@ -232,9 +319,14 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
           [&](const Update& op) -> Status {
             if (!in.base) return Status::Invalid("cannot update: the dataset does not exist");
             m.version = version;
+            RewrittenRowLineage rewritten;
+            if (stable_row_ids && std::any_of(op.new_fragments.begin(), op.new_fragments.end(),
+                                              [](const Fragment& f) { return f.row_ids.present(); })) {
+              LANCE_ASSIGN_OR_RAISE(rewritten, RewrittenRowLineage::Build(m, op));
+            }
             LANCE_RETURN_NOT_OK(ReplaceFragments(&m, op.updated_fragments));
             RemoveFragments(&m, op.removed_fragment_ids);
-            NewFragmentStamper stamper(&m, NextFragmentId(m), stable_row_ids);
+            NewFragmentStamper stamper(&m, NextFragmentId(m), stable_row_ids, &rewritten);
             for (Fragment f : op.new_fragments) {
               LANCE_RETURN_NOT_OK(stamper.Stamp(&f));
               m.fragments.push_back(std::move(f));
