@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 
+#include "lance/blob.h"
 #include "lance/dataset.h"
 #include "lance/dataset_ops.h"
 #include "lance/scanner.h"
@@ -476,6 +477,33 @@ TEST_F(DatasetOpsTest, InjectedWriteFailureLeavesThePreviousVersion) {
   ASSERT_TRUE(latest.ok());
   EXPECT_EQ((*latest)->version(), 2u);
   EXPECT_EQ(Read(*latest).count(0), 1u);
+}
+
+// Blob values are read from the dataset's own filesystem too.
+TEST_F(DatasetOpsTest, BlobTakesGoThroughTheFilesystem) {
+  arrow::Int64Builder ids;
+  arrow::LargeBinaryBuilder blobs;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(ids.Append(i).ok());
+    ASSERT_TRUE(blobs.Append(std::string(100 + i, static_cast<char>('a' + i))).ok());
+  }
+  auto schema = arrow::schema({arrow::field("id", arrow::int64()),
+                               arrow::field("b", arrow::large_binary(), true,
+                                            arrow::key_value_metadata({"lance-encoding:blob"}, {"true"}))});
+  auto batch = arrow::RecordBatch::Make(schema, 3, {*ids.Finish(), *blobs.Finish()});
+  WriteParams params;
+  params.filesystem = counting_;
+  params.data_storage_version = "2.2";
+  auto ds = WriteDataset(*arrow::RecordBatchReader::Make({batch}, schema), "ds", params);
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  const int64_t opens = counting_->opens;
+  auto values = TakeBlobs(*ds, "b", {2, 0}, BlobRows::kIndices);
+  ASSERT_TRUE(values.ok()) << values.status().ToString();
+  ASSERT_EQ((*values)->length(), 2);
+  EXPECT_EQ((*values)->GetString(0), std::string(102, 'c'));
+  EXPECT_EQ((*values)->GetString(1), std::string(100, 'a'));
+  EXPECT_GT(counting_->opens, opens);
+  EXPECT_FALSE(fs::exists(fs::current_path() / "ds"));
 }
 
 TEST_F(DatasetOpsTest, InjectedOpenFailureIsAClearError) {

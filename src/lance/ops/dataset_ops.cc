@@ -203,7 +203,6 @@ Result<UpdateResult> UpdateRows(const std::string& uri, const std::vector<std::p
 
 Result<MergeInsertResult> MergeInsert(const std::string& uri, const std::shared_ptr<arrow::RecordBatchReader>& source,
                                       const MergeInsertParams& params) {
-  if (params.on.empty()) return Status::Invalid("merge-insert into ", uri, ": no key column (on) given");
   LANCE_ASSIGN_OR_RAISE(auto dataset, OpenLatest(uri));
   auto merge = dataset->NewMergeInsert(params.on);
   LANCE_RETURN_NOT_OK(merge.Options(params).Commit(source).status());

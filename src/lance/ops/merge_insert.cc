@@ -603,7 +603,6 @@ Result<Plan> MakePlan(const std::shared_ptr<const Dataset>& dataset, const Sourc
 Result<MergeInsertResult> ops::MergeInsertOnce(const std::shared_ptr<const Dataset>& dataset,
                                                arrow::RecordBatchReader& source, const MergeInsertParams& params) {
   const std::string& uri = dataset->uri();
-  if (params.on.empty()) return Status::Invalid("merge-insert into ", uri, ": no key column (on) given");
   const auto& store = DatasetAccess::Store(*dataset);
   LANCE_RETURN_NOT_OK(ops::CheckWritable(*dataset));
   LANCE_ASSIGN_OR_RAISE(auto schema, dataset->ArrowSchema());
