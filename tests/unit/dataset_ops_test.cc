@@ -17,6 +17,10 @@
 #include "lance/dataset_ops.h"
 #include "lance/scanner.h"
 #include "lance/status.h"
+#include "lance/io/object_store.h"
+#include "lance/table/manifest_file.h"
+#include "lance/table/manifest_location.h"
+#include "lance/txn/commit.h"
 #include "lance/write.h"
 
 namespace lance {
@@ -477,6 +481,42 @@ TEST_F(DatasetOpsTest, InjectedWriteFailureLeavesThePreviousVersion) {
   ASSERT_TRUE(latest.ok());
   EXPECT_EQ((*latest)->version(), 2u);
   EXPECT_EQ(Read(*latest).count(0), 1u);
+}
+
+// The handle was opened for reading; a writer-only flag this build cannot
+// write is refused by every operation started from it, before any file is
+// written (the check the latest-version load used to make).
+TEST_F(DatasetOpsTest, OperationsRefuseUnknownWriterFlagsOfTheHandle) {
+  auto v1 = Create();
+  ASSERT_TRUE(v1);
+  // Version 2: version 1 with an unknown writer-only bit.
+  auto store = *io::ObjectStore::Open("ds", counting_);
+  auto latest = *table::FindLatestManifest(*store);
+  auto base = txn::LoadVersion(*store, *latest);
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  Manifest m = base->file.manifest;
+  m.version = 2;
+  m.writer_feature_flags |= uint64_t{1} << 40;
+  const std::string path = "_versions/" + table::ManifestFileName(2, latest->naming);
+  ASSERT_TRUE(store->PutIfNotExists(path, table::SerializeManifestFile(m, {}, nullptr)).ok());
+  auto v2 = OpenDs();
+  ASSERT_TRUE(v2.ok()) << v2.status().ToString();
+  ASSERT_EQ((*v2)->version(), 2u);
+  const int64_t writes = counting_->writes;
+  std::vector<Status> refused = {
+      (*v2)->NewDelete("id = 1").Commit().status(),
+      (*v2)->NewUpdate().Set("v", "1").Commit().status(),
+      (*v2)->NewMergeInsert({"id"}).WhenNotMatchedInsertAll().Commit(Rows({99}, 0)).status(),
+      (*v2)->NewAppend().Commit(Rows({99}, 0)).status(),
+      (*v2)->NewOverwrite().Commit(Rows({99}, 0)).status(),
+      (*v2)->NewRestore(1).Commit().status(),
+  };
+  for (const auto& st : refused) {
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("cannot be written"), std::string::npos) << st.ToString();
+    EXPECT_NE(st.message().find(path), std::string::npos) << st.ToString();
+  }
+  EXPECT_EQ(counting_->writes, writes);
 }
 
 // Blob values are read from the dataset's own filesystem too.
