@@ -4,7 +4,6 @@
 #include "lance/dataset_internal.h"
 #include "lance/ops/dataset_ops_internal.h"
 #include "lance/operations.h"
-#include "lance/ops/retry.h"
 #include "lance/ops/row_rewrite.h"
 #include "lance/scan/matching_rows.h"
 #include "lance/txn/commit.h"
