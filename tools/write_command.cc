@@ -83,18 +83,29 @@ int RunWrite(const std::vector<std::string>& argv) {
   params.progress = bar.Callback();
   auto input = OpenInput(args.Get("--input"), &params.expected_rows);
   if (!input.ok()) return ReportError(input.status());
-  auto ds = WriteDataset(*input, args.positional[0], params);
+  // Append and overwrite start from the dataset opened here; creating (or
+  // a dataset that does not open: WriteDataset creates it or gives the
+  // error) goes through WriteDataset.
+  std::shared_ptr<Dataset> before;
+  if (params.mode != WriteMode::kCreate) {
+    auto opened = Dataset::Open(args.positional[0]);
+    if (opened.ok()) before = *opened;
+  }
+  Result<std::shared_ptr<Dataset>> ds;
+  if (!before) {
+    ds = WriteDataset(*input, args.positional[0], params);
+  } else if (params.mode == WriteMode::kAppend) {
+    ds = before->NewAppend().Options(params).Commit(*input);
+  } else {
+    ds = before->NewOverwrite().Options(params).Commit(*input);
+  }
   bar.Clear();
   if (!ds.ok()) return ReportError(ds.status());
   // What this write added: every fragment of a new or overwritten dataset,
-  // else those above the previous version's (the one it committed on).
+  // else those above the version it started from.
   std::optional<uint64_t> previous_max;
-  if (params.mode == WriteMode::kAppend && (*ds)->version() > 1) {
-    OpenOptions at;
-    at.version = std::to_string((*ds)->version() - 1);
-    auto before = Dataset::Open(args.positional[0], at);
-    if (!before.ok()) return ReportError(before.status());
-    for (const auto& f : (*before)->manifest().fragments) {
+  if (params.mode == WriteMode::kAppend && before) {
+    for (const auto& f : before->manifest().fragments) {
       previous_max = std::max(previous_max.value_or(0), f.id);
     }
   }
