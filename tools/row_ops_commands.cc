@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli.h"
-#include "lance/row_ops.h"
+#include "lance/dataset_ops.h"
 #include "input_reader.h"
 #include "progress_bar.h"
 
@@ -92,10 +92,14 @@ int RunUpdate(const std::vector<std::string>& argv) {
   if (set.empty()) return ReportUsage("update needs at least one --set", kUpdateUsage);
   ProgressBar bar(args.Has("--quiet"));
   options.progress = bar.Callback();
-  auto result = UpdateRows(args.positional[0], set, args.Get("--where"), options);
+  auto ds = Dataset::Open(args.positional[0]);
+  if (!ds.ok()) return ReportError(ds.status());
+  auto update = (*ds)->NewUpdate();
+  for (const auto& [column, value] : set) update.Set(column, value);
+  auto committed = update.Where(args.Get("--where")).Options(options).Commit();
   bar.Clear();
-  if (!result.ok()) return ReportError(result.status());
-  PrintChange("updated " + Counted(result->num_rows_updated, "row"), result->version, true);
+  if (!committed.ok()) return ReportError(committed.status());
+  PrintChange("updated " + Counted(update.result().num_rows_updated, "row"), (*committed)->version(), true);
   return kExitOk;
 }
 
@@ -148,12 +152,16 @@ int RunMergeInsert(const std::vector<std::string>& argv) {
   if (!input.ok()) return ReportError(input.status());
   ProgressBar bar(args.Has("--quiet"));
   params.progress = bar.Callback();
-  auto result = MergeInsert(args.positional[0], *input, params);
+  auto ds = Dataset::Open(args.positional[0]);
+  if (!ds.ok()) return ReportError(ds.status());
+  auto merge = (*ds)->NewMergeInsert(params.on);
+  auto committed = merge.Options(params).Commit(*input);
   bar.Clear();
-  if (!result.ok()) return ReportError(result.status());
-  PrintChange("inserted " + Counted(result->num_inserted_rows, "row") + ", updated " +
-                  Counted(result->num_updated_rows, "row") + ", deleted " + Counted(result->num_deleted_rows, "row"),
-              result->version, true);
+  if (!committed.ok()) return ReportError(committed.status());
+  const MergeInsertResult& result = merge.result();
+  PrintChange("inserted " + Counted(result.num_inserted_rows, "row") + ", updated " +
+                  Counted(result.num_updated_rows, "row") + ", deleted " + Counted(result.num_deleted_rows, "row"),
+              (*committed)->version(), true);
   return kExitOk;
 }
 
@@ -172,7 +180,12 @@ int RunCleanup(const std::vector<std::string>& argv) {
   ProgressBar bar(args.Has("--quiet"));
   CleanupOptions options;
   options.progress = bar.Callback();
-  auto result = CleanupOldVersions(args.positional[0], seconds, args.Has("--delete-unverified"), options);
+  auto ds = Dataset::Open(args.positional[0]);
+  if (!ds.ok()) {
+    bar.Clear();
+    return ReportError(ds.status());
+  }
+  auto result = (*ds)->CleanupOldVersions(seconds, args.Has("--delete-unverified"), options);
   bar.Clear();
   if (!result.ok()) return ReportError(result.status());
   auto latest = LatestVersion(args.positional[0]);

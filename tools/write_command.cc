@@ -7,6 +7,7 @@
 #include "input_reader.h"
 #include "progress_bar.h"
 #include "lance/dataset.h"
+#include "lance/dataset_ops.h"
 #include "lance/operations.h"
 #include "lance/write.h"
 
@@ -82,18 +83,29 @@ int RunWrite(const std::vector<std::string>& argv) {
   params.progress = bar.Callback();
   auto input = OpenInput(args.Get("--input"), &params.expected_rows);
   if (!input.ok()) return ReportError(input.status());
-  auto ds = WriteDataset(*input, args.positional[0], params);
+  // Append and overwrite start from the dataset opened here; creating (or
+  // a dataset that does not open: WriteDataset creates it or gives the
+  // error) goes through WriteDataset.
+  std::shared_ptr<Dataset> before;
+  if (params.mode != WriteMode::kCreate) {
+    auto opened = Dataset::Open(args.positional[0]);
+    if (opened.ok()) before = *opened;
+  }
+  Result<std::shared_ptr<Dataset>> ds;
+  if (!before) {
+    ds = WriteDataset(*input, args.positional[0], params);
+  } else if (params.mode == WriteMode::kAppend) {
+    ds = before->NewAppend().Options(params).Commit(*input);
+  } else {
+    ds = before->NewOverwrite().Options(params).Commit(*input);
+  }
   bar.Clear();
   if (!ds.ok()) return ReportError(ds.status());
   // What this write added: every fragment of a new or overwritten dataset,
-  // else those above the previous version's (the one it committed on).
+  // else those above the version it started from.
   std::optional<uint64_t> previous_max;
-  if (params.mode == WriteMode::kAppend && (*ds)->version() > 1) {
-    OpenOptions at;
-    at.version = std::to_string((*ds)->version() - 1);
-    auto before = Dataset::Open(args.positional[0], at);
-    if (!before.ok()) return ReportError(before.status());
-    for (const auto& f : (*before)->manifest().fragments) {
+  if (params.mode == WriteMode::kAppend && before) {
+    for (const auto& f : before->manifest().fragments) {
       previous_max = std::max(previous_max.value_or(0), f.id);
     }
   }
@@ -120,10 +132,14 @@ int RunDelete(const std::vector<std::string>& argv) {
   }
   ProgressBar bar(args.Has("--quiet"));
   options.progress = bar.Callback();
-  auto result = DeleteRows(args.positional[0], args.positional[1], options);
+  auto ds = Dataset::Open(args.positional[0]);
+  if (!ds.ok()) return ReportError(ds.status());
+  auto del = (*ds)->NewDelete(args.positional[1]);
+  auto committed = del.Options(options).Commit();
   bar.Clear();
-  if (!result.ok()) return ReportError(result.status());
-  PrintChange("deleted " + Counted(result->num_deleted_rows, "row"), result->version, result->committed);
+  if (!committed.ok()) return ReportError(committed.status());
+  PrintChange("deleted " + Counted(del.result().num_deleted_rows, "row"), (*committed)->version(),
+              del.result().committed);
   return kExitOk;
 }
 
@@ -134,9 +150,11 @@ int RunRestore(const std::vector<std::string>& argv) {
   if (args.positional.size() != 2) return ReportUsage("restore takes a URI and a version", kUsage);
   auto version = ParseU64(args.positional[1]);
   if (!version) return ReportUsage("VERSION must be a version number, not '" + args.positional[1] + "'", kUsage);
-  auto result = RestoreVersion(args.positional[0], *version);
-  if (!result.ok()) return ReportError(result.status());
-  PrintChange("restored version " + std::to_string(*version), *result, true);
+  auto ds = Dataset::Open(args.positional[0]);
+  if (!ds.ok()) return ReportError(ds.status());
+  auto restored = (*ds)->NewRestore(*version).Commit();
+  if (!restored.ok()) return ReportError(restored.status());
+  PrintChange("restored version " + std::to_string(*version), (*restored)->version(), true);
   return kExitOk;
 }
 
@@ -153,11 +171,13 @@ int RunTag(const std::vector<std::string>& argv) {
   if (p.size() < 2 || !is_action(p[1])) return ReportUsage("tag needs a URI and create, delete or list", kUsage);
   const std::string& uri = p[0];
   const std::string& action = p[1];
+  auto ds = Dataset::Open(uri);
+  if (!ds.ok()) return ReportError(ds.status());
   if (action == "create") {
     if (p.size() != 4) return ReportUsage("tag create takes NAME and VERSION", kUsage);
     auto version = ParseU64(p[3]);
     if (!version) return ReportUsage("VERSION must be a version number, not '" + p[3] + "'", kUsage);
-    Status st = CreateTag(uri, p[2], *version);
+    Status st = (*ds)->CreateTag(p[2], *version);
     if (!st.ok()) return ReportError(st);
     auto latest = LatestVersion(uri);
     if (!latest.ok()) return ReportError(latest.status());
@@ -166,7 +186,7 @@ int RunTag(const std::vector<std::string>& argv) {
   }
   if (action == "delete") {
     if (p.size() != 3) return ReportUsage("tag delete takes NAME", kUsage);
-    Status st = DeleteTag(uri, p[2]);
+    Status st = (*ds)->DeleteTag(p[2]);
     if (!st.ok()) return ReportError(st);
     auto latest = LatestVersion(uri);
     if (!latest.ok()) return ReportError(latest.status());
@@ -174,8 +194,6 @@ int RunTag(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   if (p.size() != 2) return ReportUsage("tag list takes no more arguments", kUsage);
-  auto ds = Dataset::Open(uri);
-  if (!ds.ok()) return ReportError(ds.status());
   auto tags = (*ds)->Tags();
   if (!tags.ok()) return ReportError(tags.status());
   for (const auto& [name, tag] : *tags) std::cout << name << " " << tag.version << "\n";

@@ -8,21 +8,35 @@
 #include <string>
 #include <vector>
 
+#include <arrow/filesystem/filesystem.h>
 #include <arrow/io/interfaces.h>
 #include <arrow/memory_pool.h>
 #include <arrow/type_fwd.h>
 
 #include "lance/index_metadata.h"
 #include "lance/manifest.h"
+#include "lance/operations.h"
+#include "lance/row_ops.h"
 #include "lance/status.h"
 
 namespace lance {
 
 class FileReader;
+// Operations started from a Dataset; defined in lance/dataset_ops.h.
+class AppendBuilder;
+class OverwriteBuilder;
+class DeleteBuilder;
+class UpdateBuilder;
+class MergeInsertBuilder;
+class RestoreBuilder;
 
 struct OpenOptions {
   /// A version number, or a tag name; empty = the latest version.
   std::string version;
+  /// The filesystem every file of the dataset is read and written through
+  /// (as LevelDB's Env): with it, the uri is a path inside it. Null = the
+  /// filesystem arrow::fs picks for the uri (local paths, file://, ...).
+  std::shared_ptr<arrow::fs::FileSystem> filesystem;
 };
 
 /// One committed version, as listed by Dataset::Versions().
@@ -40,11 +54,44 @@ struct TagInfo {
 };
 
 /// One version of a dataset, opened. Immutable once opened; thread-safe.
-class Dataset {
+/// Operations started from it (NewDelete, NewAppend, ...; lance/dataset_ops.h)
+/// commit against this version and use its filesystem.
+class Dataset : public std::enable_shared_from_this<Dataset> {
  public:
-  /// Opens `uri` (a local path or an arrow::fs URI) at `options.version`.
-  /// Refuses a manifest whose reader feature flags this build does not support.
+  /// Opens `uri` (a local path or an arrow::fs URI, or a path inside
+  /// `options.filesystem`) at `options.version`. Refuses a manifest whose
+  /// reader feature flags this build does not support.
   static Result<std::shared_ptr<Dataset>> Open(const std::string& uri, const OpenOptions& options = {});
+
+  /// The same dataset at `version` (a number or tag; empty = the latest
+  /// now), through the same filesystem.
+  Result<std::shared_ptr<Dataset>> Checkout(const std::string& version) const;
+  /// The latest version now, as the reference's checkout_latest.
+  Result<std::shared_ptr<Dataset>> CheckoutLatest() const { return Checkout(""); }
+
+  /// Operations committing a new version on top of this one (its version is
+  /// the transaction's read version; versions committed since are checked
+  /// for conflicts at commit). Each returns a builder: set its options,
+  /// then Commit(). Include lance/dataset_ops.h to use them.
+  AppendBuilder NewAppend() const;
+  OverwriteBuilder NewOverwrite() const;
+  /// Deletes the rows where `predicate` (SQL) holds.
+  DeleteBuilder NewDelete(std::string predicate) const;
+  UpdateBuilder NewUpdate() const;
+  /// Merge-insert joined on the key columns `on`.
+  MergeInsertBuilder NewMergeInsert(std::vector<std::string> on) const;
+  /// Commits the content of `version` as the new latest version.
+  RestoreBuilder NewRestore(uint64_t version) const;
+
+  /// Creates tag `name` on `version` (see lance::CreateTag).
+  Status CreateTag(const std::string& name, uint64_t version) const;
+  /// Removes tag `name` (see lance::DeleteTag).
+  Status DeleteTag(const std::string& name) const;
+  /// Removes old versions and the files only they use (see
+  /// lance::CleanupOldVersions); the latest version at the time of the call
+  /// is always kept.
+  Result<CleanupResult> CleanupOldVersions(int64_t older_than_seconds, bool delete_unverified = false,
+                                           const CleanupOptions& options = {}) const;
 
   const std::string& uri() const;
   uint64_t version() const;
@@ -92,6 +139,7 @@ class Dataset {
   ~Dataset();
 
  private:
+  friend struct DatasetAccess;  // src/lance/dataset_internal.h
   struct Impl;
   explicit Dataset(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

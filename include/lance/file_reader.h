@@ -56,7 +56,9 @@ struct FileLayout {
 /// An open .lance file. Thread-safe once opened.
 class FileReader {
  public:
-  /// Opens a local path or arrow::fs URI.
+  /// Opens a local path or arrow::fs URI: a single file, outside any
+  /// dataset (a dataset's data files are opened through its filesystem,
+  /// Dataset::OpenDataFileReader).
   static Result<std::shared_ptr<FileReader>> Open(const std::string& path,
                                                   arrow::MemoryPool* pool = arrow::default_memory_pool());
   /// Opens an already open file; `name` is used in error messages.

@@ -35,7 +35,9 @@ class FileWriter {
   static Result<std::unique_ptr<FileWriter>> Open(std::shared_ptr<arrow::io::OutputStream> out,
                                                   std::string name, const Schema& schema,
                                                   FileWriterOptions options = {});
-  /// Creates a local file or arrow::fs URI.
+  /// Creates a local file or arrow::fs URI: a single file, outside any
+  /// dataset (a dataset's writes go through its filesystem and the stream
+  /// overload above).
   static Result<std::unique_ptr<FileWriter>> Open(const std::string& path, const Schema& schema,
                                                   FileWriterOptions options = {});
   /// As above with ids assigned in pre-order from 0, as LanceFileWriter does.

@@ -34,10 +34,12 @@ struct DeleteOptions {
 /// deletion file; a fragment left without live rows is removed. Deletes
 /// committed concurrently by other writers are merged row by row; a
 /// conflicting commit makes it run again, per `options.retry`.
+/// Dataset::Open(uri) and NewDelete(predicate) (lance/dataset_ops.h).
 Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predicate,
                                 const DeleteOptions& options = {});
 
 /// Commits the content of `version` as the new latest version; returns it.
+/// Dataset::Open(uri) and NewRestore(version).
 Result<uint64_t> RestoreVersion(const std::string& uri, uint64_t version);
 
 /// Creates tag `name` (alphanumerics, '.', '-', '_'; no leading or trailing
@@ -45,6 +47,7 @@ Result<uint64_t> RestoreVersion(const std::string& uri, uint64_t version);
 /// `_refs/tags/{name}.json` is created only if absent.
 Status CreateTag(const std::string& uri, const std::string& name, uint64_t version);
 /// Removes tag `name`, which must exist. The version it names stays.
+/// (Also Dataset::CreateTag / DeleteTag, through the dataset's filesystem.)
 Status DeleteTag(const std::string& uri, const std::string& name);
 
 }  // namespace lance

@@ -42,6 +42,7 @@ struct UpdateOptions {
 /// predicate matches every row. Updated rows keep their stable row ids.
 /// Concurrent deletes of other rows are merged row by row; a conflicting
 /// commit makes it run again, per `options.retry`.
+/// Dataset::Open(uri) and NewUpdate() (lance/dataset_ops.h).
 Result<UpdateResult> UpdateRows(const std::string& uri,
                                 const std::vector<std::pair<std::string, std::string>>& set,
                                 const std::string& predicate = "", const UpdateOptions& options = {});
@@ -79,6 +80,7 @@ struct MergeInsertResult {
 /// row are an error ("Ambiguous merge inserts are prohibited"); null keys
 /// never match. A conflicting concurrent commit makes it run again (per
 /// params.retry), as the reference does; so does UpdateRows.
+/// Dataset::Open(uri) and NewMergeInsert(params.on) (lance/dataset_ops.h).
 Result<MergeInsertResult> MergeInsert(const std::string& uri,
                                       const std::shared_ptr<arrow::RecordBatchReader>& source,
                                       const MergeInsertParams& params);
@@ -103,6 +105,7 @@ struct CleanupOptions {
 /// (except the latest and tagged ones) and every file that only removed
 /// versions reference. Files no manifest references are removed only when
 /// older than 7 days, or `delete_unverified`, as the reference does.
+/// Also Dataset::CleanupOldVersions, through the dataset's filesystem.
 Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_than_seconds,
                                          bool delete_unverified = false, const CleanupOptions& options = {});
 

@@ -52,9 +52,14 @@ struct WriteParams {
   /// (retry.num_retries); an append is checked and rebuilt on each new
   /// latest. Creating a dataset is tried once.
   RetryParams retry;
+  /// The filesystem the dataset is written through (OpenOptions::filesystem):
+  /// with it, the uri is a path inside it. Null = the one arrow::fs picks.
+  std::shared_ptr<arrow::fs::FileSystem> filesystem;
 };
 
 /// Writes `data` to `uri` per `params.mode` and returns the new version.
+/// On an existing dataset: Dataset::Open(uri) at the latest version, then
+/// NewAppend() or NewOverwrite() (lance/dataset_ops.h).
 Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::RecordBatchReader>& data,
                                               const std::string& uri, const WriteParams& params = {});
 

@@ -1,6 +1,7 @@
 // Dataset: opening a version and reading its metadata. Composes io/, table/,
 // txn/ and file/.
 #include "lance/dataset.h"
+#include "lance/dataset_internal.h"
 
 #include <algorithm>
 #include <cctype>
@@ -55,8 +56,25 @@ Dataset::Dataset(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Dataset::~Dataset() = default;
 
 Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& uri, const OpenOptions& options) {
-  auto impl = std::make_unique<Impl>();
-  LANCE_ASSIGN_OR_RAISE(impl->store, io::ObjectStore::Open(uri));
+  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri, options.filesystem));
+  return DatasetAccess::Open(std::move(store), options);
+}
+
+Result<std::shared_ptr<Dataset>> Dataset::Checkout(const std::string& version) const {
+  OpenOptions options;
+  options.version = version;
+  return DatasetAccess::Open(impl_->store, options);
+}
+
+const std::shared_ptr<io::ObjectStore>& DatasetAccess::Store(const Dataset& dataset) { return dataset.impl_->store; }
+const table::ManifestLocation& DatasetAccess::Location(const Dataset& dataset) { return dataset.impl_->location; }
+const table::ManifestFile& DatasetAccess::File(const Dataset& dataset) { return dataset.impl_->file; }
+
+Result<std::shared_ptr<Dataset>> DatasetAccess::Open(std::shared_ptr<io::ObjectStore> store,
+                                                     const OpenOptions& options) {
+  const std::string uri = store->uri();
+  auto impl = std::make_unique<Dataset::Impl>();
+  impl->store = std::move(store);
   LANCE_ASSIGN_OR_RAISE(bool is_dir, impl->store->IsDirectory(""));
   if (!is_dir) return Status::IOError("dataset not found: ", uri, " is not a directory");
   LANCE_ASSIGN_OR_RAISE(impl->locations, table::ListManifests(*impl->store));

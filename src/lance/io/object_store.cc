@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <typeinfo>
 
 #include <arrow/buffer.h>
 #include <arrow/filesystem/localfs.h>
@@ -27,6 +28,16 @@ Result<std::shared_ptr<ObjectStore>> ObjectStore::Open(const std::string& uri) {
   }
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   return std::make_shared<ObjectStore>(*fs, root, uri);
+}
+
+Result<std::shared_ptr<ObjectStore>> ObjectStore::Open(const std::string& uri,
+                                                      std::shared_ptr<arrow::fs::FileSystem> fs) {
+  if (!fs) return Open(uri);
+  // A path inside the caller's filesystem: used as given, no URI parsing.
+  std::string root = uri;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  if (root.empty()) return Status::Invalid("cannot open dataset location: empty path in filesystem ", fs->type_name());
+  return std::make_shared<ObjectStore>(std::move(fs), root, uri);
 }
 
 std::string ObjectStore::FullPath(const std::string& relative) const {
@@ -106,6 +117,28 @@ Result<std::vector<ObjectInfo>> ObjectStore::ListFiles(const std::string& relati
   return out;
 }
 
+Result<std::vector<ObjectInfo>> ObjectStore::ListFilesRecursive(const std::string& relative_dir) const {
+  arrow::fs::FileSelector selector;
+  selector.base_dir = FullPath(relative_dir);
+  selector.allow_not_found = true;
+  selector.recursive = true;
+  auto infos = fs_->GetFileInfo(selector);
+  if (!infos.ok()) {
+    return infos.status().WithMessage("cannot list ", selector.base_dir, ": ", infos.status().message());
+  }
+  const std::string prefix = selector.base_dir + "/";
+  std::vector<ObjectInfo> out;
+  for (const auto& info : *infos) {
+    if (info.type() != arrow::fs::FileType::File) continue;
+    if (info.path().rfind(prefix, 0) != 0) {
+      return Status::IOError("listing ", selector.base_dir, " returned ", info.path(), ", which is not below it");
+    }
+    out.push_back({info.path().substr(prefix.size()), info.size(),
+                   std::chrono::duration_cast<std::chrono::nanoseconds>(info.mtime().time_since_epoch()).count()});
+  }
+  return out;
+}
+
 namespace {
 
 std::string ParentDir(const std::string& path) {
@@ -136,7 +169,13 @@ Status WriteLocalFile(const std::string& path, std::string_view bytes) {
 
 }  // namespace
 
-bool ObjectStore::IsLocal() const { return fs_->type_name() == "local"; }
+// Only Arrow's own local filesystem: there a path is an OS path, so the
+// atomic link(2) below may be used. A subclass (a caller's wrapper that
+// counts or fails calls) is honoured by going through its methods instead.
+bool ObjectStore::IsLocal() const {
+  const arrow::fs::FileSystem& fs = *fs_;
+  return typeid(fs) == typeid(arrow::fs::LocalFileSystem);
+}
 
 Status ObjectStore::Write(const std::string& relative, std::string_view bytes) const {
   LANCE_ASSIGN_OR_RAISE(auto out, OpenOutputStream(relative));

@@ -25,6 +25,10 @@ class ObjectStore {
  public:
   /// A local path or any URI arrow::fs understands (file://, memory://, s3://...).
   static Result<std::shared_ptr<ObjectStore>> Open(const std::string& uri);
+  /// With `fs` (may be null: then as above), `uri` is a path inside `fs`
+  /// and every file access goes through it.
+  static Result<std::shared_ptr<ObjectStore>> Open(const std::string& uri,
+                                                  std::shared_ptr<arrow::fs::FileSystem> fs);
   ObjectStore(std::shared_ptr<arrow::fs::FileSystem> fs, std::string root, std::string uri)
       : fs_(std::move(fs)), root_(std::move(root)), uri_(std::move(uri)) {}
 
@@ -42,6 +46,11 @@ class ObjectStore {
   Result<bool> IsDirectory(const std::string& relative) const;
   /// Files directly inside `relative_dir`; empty if it does not exist.
   Result<std::vector<ObjectInfo>> ListFiles(const std::string& relative_dir) const;
+  /// Every file below `relative_dir` ("" = the root), at any depth; `name`
+  /// is the path relative to `relative_dir`. Empty if it does not exist.
+  Result<std::vector<ObjectInfo>> ListFilesRecursive(const std::string& relative_dir) const;
+  /// The filesystem all access goes through.
+  const std::shared_ptr<arrow::fs::FileSystem>& filesystem() const { return fs_; }
 
   /// Whether the files live on the local filesystem (where an atomic
   /// create-if-absent is available).

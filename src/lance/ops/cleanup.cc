@@ -3,13 +3,12 @@
 // reference's safety rules: files newer than the oldest kept version are not
 // looked at (unless an older version than a removed one is kept), and a file no manifest mentions is removed only when it is over
 // 7 days old (it may belong to a write in progress) or when asked to.
-#include <arrow/filesystem/filesystem.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <set>
 
+#include "lance/ops/dataset_ops_internal.h"
 #include "lance/row_ops.h"
 #include "lance/table/file_locations.h"
 #include "lance/table/manifest_location.h"
@@ -34,7 +33,8 @@ struct ReferencedFiles {
 std::string UnderRoot(const table::FileLocation& location, const io::ObjectStore& root) {
   if (location.store.get() == &root) return location.path;
   // A base path may lie inside the root (or be the root itself): its files
-  // are then listed with the root's, and kept by their location.
+  // are then listed with the root's, and kept by their location. (Path
+  // strings only: std::filesystem touches no file here.)
   const std::string full = std::filesystem::path(location.FullPath()).lexically_normal().string();
   std::string prefix = std::filesystem::path(root.FullPath("")).lexically_normal().string();
   if (prefix.empty() || prefix.back() != '/') prefix += '/';
@@ -105,10 +105,10 @@ bool Referenced(Kind kind, const std::string& relative, const ReferencedFiles& r
 
 }  // namespace
 
-Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_than_seconds,
-                                         bool delete_unverified, const CleanupOptions& options) {
+Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& store, int64_t older_than_seconds,
+                                     bool delete_unverified, const CleanupOptions& options) {
+  const std::string& uri = store->uri();
   if (older_than_seconds < 0) return Status::Invalid("cleanup of ", uri, ": older-than must not be negative");
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
   LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
   if (!base) return Status::IOError("dataset not found: ", uri);
   const uint64_t latest = base->location.version;
@@ -146,24 +146,15 @@ Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_t
 
   CleanupResult result;
   std::vector<std::string> to_remove;
-  std::string root;
-  LANCE_ASSIGN_OR_RAISE(auto fs, arrow::fs::FileSystemFromUriOrPath(uri, &root));
-  while (root.size() > 1 && root.back() == '/') root.pop_back();
-  arrow::fs::FileSelector selector;
-  selector.base_dir = root;
-  selector.recursive = true;
-  selector.allow_not_found = true;
-  LANCE_ASSIGN_OR_RAISE(auto infos, fs->GetFileInfo(selector));
+  LANCE_ASSIGN_OR_RAISE(auto infos, store->ListFilesRecursive(""));
   std::optional<int64_t> listing_cutoff = earliest_kept;
   if (earliest_kept && latest_removed && *latest_removed > *earliest_kept) listing_cutoff.reset();
   const int64_t unverified_before = now - kUnverifiedThresholdDays * 24 * 3600 * kNanosPerSecond;
   for (const auto& info : infos) {
-    if (!info.IsFile()) continue;
-    const std::string relative = info.path().substr(root.size() + 1);
+    const std::string& relative = info.name;
     const Kind kind = KindOf(relative);
     if (kind == Kind::kNone) continue;
-    const int64_t mtime =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(info.mtime().time_since_epoch()).count();
+    const int64_t mtime = info.mtime_nanos;
     // Files written after the oldest kept version may belong to a write in
     // progress: not touched, unless a removed version is newer than that
     // (a tagged old version), whose files would otherwise stay orphaned.
@@ -173,7 +164,7 @@ Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_t
     const bool maybe_in_progress = !delete_unverified && mtime >= unverified_before;
     if (maybe_in_progress && !Referenced(kind, relative, verified)) continue;
     to_remove.push_back(relative);
-    result.bytes_removed += static_cast<uint64_t>(std::max<int64_t>(0, info.size()));
+    result.bytes_removed += static_cast<uint64_t>(std::max<int64_t>(0, info.size));
     switch (kind) {
       case Kind::kData: ++result.data_files; break;
       case Kind::kDeletion: ++result.deletion_files; break;

@@ -1,27 +1,21 @@
 // Delete: rows matching a predicate are marked in each fragment's deletion
 // file (the old set plus the new rows); fully deleted fragments are removed.
 #include "lance/dataset.h"
-#include "lance/io/object_store.h"
+#include "lance/dataset_internal.h"
+#include "lance/ops/dataset_ops_internal.h"
 #include "lance/operations.h"
-#include "lance/ops/retry.h"
 #include "lance/ops/row_rewrite.h"
 #include "lance/scan/matching_rows.h"
 #include "lance/txn/commit.h"
 #include "lance/util/progress_reporter.h"
 
-namespace lance {
-namespace {
+namespace lance::ops {
 
-// One run on the latest version.
-Result<DeleteResult> DeleteOnce(const std::string& uri, const std::string& predicate, const DeleteOptions& options) {
-  scan::FilterSetupInBackground filter_setup;  // while the manifest is read
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
-  LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
-  if (!base) return Status::IOError("dataset not found: ", uri);
-  const uint64_t read_version = base->location.version;
-  OpenOptions open;
-  open.version = std::to_string(read_version);
-  LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri, open));
+Result<DeleteResult> DeleteOnce(const std::shared_ptr<const Dataset>& dataset, const std::string& predicate,
+                                const DeleteOptions& options) {
+  const io::ObjectStore& store = *DatasetAccess::Store(*dataset);
+  LANCE_RETURN_NOT_OK(CheckWritable(*dataset));
+  const uint64_t read_version = dataset->version();
   uint64_t physical_total = 0;
   if (options.progress) {
     for (const auto& f : dataset->manifest().fragments) {
@@ -42,7 +36,7 @@ Result<DeleteResult> DeleteOnce(const std::string& uri, const std::string& predi
     if (!matches[i].empty()) offsets[fragments[i].id] = std::move(matches[i]);
   }
   if (offsets.empty()) return result;  // nothing matched: no new version
-  LANCE_ASSIGN_OR_RAISE(auto deletions, ops::MarkDeleted(*store, *dataset, offsets));
+  LANCE_ASSIGN_OR_RAISE(auto deletions, ops::MarkDeleted(store, *dataset, offsets));
   result.num_deleted_rows = deletions.num_deleted_rows;
   if (result.num_deleted_rows == 0) return result;
 
@@ -51,13 +45,16 @@ Result<DeleteResult> DeleteOnce(const std::string& uri, const std::string& predi
   op.updated_fragments = std::move(deletions.updated_fragments);
   op.deleted_fragment_ids = std::move(deletions.removed_fragment_ids);
   auto t = txn::Transaction::Make(read_version, std::move(op));
+  // The handle's version stands in for the latest: if others committed
+  // since, the commit finds out and checks against them.
+  const txn::BaseVersion base = BaseVersionOf(*dataset);
   txn::CommitOptions commit_options;
-  commit_options.latest = &*base;
+  commit_options.latest = &base;
   commit_options.num_retries = static_cast<int>(options.retry.num_retries);
   commit_options.affected_rows = std::move(deletions.affected_rows);
-  auto committed = txn::Commit(*store, std::move(t), commit_options);
+  auto committed = txn::Commit(store, std::move(t), commit_options);
   if (!committed.ok()) {
-    for (const auto& path : deletions.written_files) (void)store->Delete(path);  // no manifest refers to them
+    for (const auto& path : deletions.written_files) (void)store.Delete(path);  // no manifest refers to them
     return committed.status();
   }
   result.version = committed->version;
@@ -65,11 +62,4 @@ Result<DeleteResult> DeleteOnce(const std::string& uri, const std::string& predi
   return result;
 }
 
-}  // namespace
-
-Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predicate,
-                                const DeleteOptions& options) {
-  return ops::RunWithRetries(options.retry, "delete of " + uri, [&] { return DeleteOnce(uri, predicate, options); });
-}
-
-}  // namespace lance
+}  // namespace lance::ops

@@ -22,10 +22,11 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "lance/dataset_internal.h"
 #include "lance/ops/blob_v2_input.h"
+#include "lance/ops/dataset_ops_internal.h"
 #include "lance/ops/blob_v2_values.h"
 #include "lance/ops/fragment_writer.h"
-#include "lance/ops/retry.h"
 #include "lance/ops/row_rewrite.h"
 #include "lance/row_ops.h"
 #include "lance/scanner.h"
@@ -469,7 +470,7 @@ Result<std::shared_ptr<arrow::RecordBatch>> CompleteRows(const std::shared_ptr<a
 }
 
 // Addresses of the target rows where `predicate` holds.
-Result<std::unordered_set<uint64_t>> AddressesWhere(const std::shared_ptr<Dataset>& dataset,
+Result<std::unordered_set<uint64_t>> AddressesWhere(const std::shared_ptr<const Dataset>& dataset,
                                                     const std::string& key, const std::string& predicate) {
   ScanOptions scan;
   scan.columns = {key};
@@ -492,7 +493,7 @@ struct Plan {
   std::vector<uint64_t> delete_row_addrs;
 };
 
-Result<Plan> MakePlan(const std::shared_ptr<Dataset>& dataset, const SourceRows& source,
+Result<Plan> MakePlan(const std::shared_ptr<const Dataset>& dataset, const SourceRows& source,
                       const MergeInsertParams& params) {
   Plan plan;
   const size_t expected = static_cast<size_t>(source.num_rows());
@@ -608,15 +609,14 @@ bool KeyIsIndexed(const Dataset& dataset, const std::vector<std::string>& on) {
   return false;
 }
 
-// One attempt on the latest version; `source` may be read again.
-Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordBatchReader& source,
-                                          const MergeInsertParams& params) {
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
-  LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
-  if (!base) return Status::IOError("dataset not found: ", uri);
-  OpenOptions open;
-  open.version = std::to_string(base->location.version);
-  LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri, open));
+}  // namespace
+
+// One attempt on the dataset's version; `source` may be read again.
+Result<MergeInsertResult> ops::MergeInsertOnce(const std::shared_ptr<const Dataset>& dataset,
+                                               arrow::RecordBatchReader& source, const MergeInsertParams& params) {
+  const std::string& uri = dataset->uri();
+  const auto& store = DatasetAccess::Store(*dataset);
+  LANCE_RETURN_NOT_OK(ops::CheckWritable(*dataset));
   LANCE_ASSIGN_OR_RAISE(auto schema, dataset->ArrowSchema());
   for (const auto& key : params.on) {
     if (schema->GetFieldIndex(key) < 0) {
@@ -722,27 +722,6 @@ Result<MergeInsertResult> MergeInsertOnce(const std::string& uri, arrow::RecordB
   }
   result.version = *committed;
   return result;
-}
-
-}  // namespace
-
-Result<MergeInsertResult> MergeInsert(const std::string& uri,
-                                      const std::shared_ptr<arrow::RecordBatchReader>& source,
-                                      const MergeInsertParams& params) {
-  if (params.on.empty()) return Status::Invalid("merge-insert into ", uri, ": no key column (on) given");
-  // The source is kept in memory so that a conflict can be retried, as the
-  // reference does, with the same rows.
-  std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
-  while (true) {
-    std::shared_ptr<arrow::RecordBatch> batch;
-    LANCE_RETURN_NOT_OK(source->ReadNext(&batch));
-    if (!batch) break;
-    batches.push_back(std::move(batch));
-  }
-  return ops::RunWithRetries(params.retry, "merge-insert into " + uri, [&]() -> Result<MergeInsertResult> {
-    LANCE_ASSIGN_OR_RAISE(auto replay, arrow::RecordBatchReader::Make(batches, source->schema()));
-    return MergeInsertOnce(uri, *replay, params);
-  });
 }
 
 }  // namespace lance

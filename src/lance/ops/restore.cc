@@ -1,19 +1,22 @@
 // Restore: an older version's content committed as the new latest version.
-#include "lance/io/object_store.h"
-#include "lance/operations.h"
+#include "lance/dataset_internal.h"
+#include "lance/ops/dataset_ops_internal.h"
 #include "lance/txn/commit.h"
 
-namespace lance {
+namespace lance::ops {
 
-Result<uint64_t> RestoreVersion(const std::string& uri, uint64_t version) {
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
-  LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
-  if (!base) return Status::IOError("dataset not found: ", uri);
+Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const RetryParams& retry) {
+  const io::ObjectStore& store = *DatasetAccess::Store(dataset);
+  LANCE_RETURN_NOT_OK(CheckWritable(dataset));
   // Fail early, before any file is written, on a version that is not there.
-  LANCE_RETURN_NOT_OK(table::FindManifest(*store, version).status());
-  auto t = txn::Transaction::Make(base->location.version, txn::Restore{version});
-  LANCE_ASSIGN_OR_RAISE(auto result, txn::Commit(*store, std::move(t)));
+  LANCE_RETURN_NOT_OK(table::FindManifest(store, version).status());
+  const txn::BaseVersion base = BaseVersionOf(dataset);
+  txn::CommitOptions options;
+  options.latest = &base;
+  options.num_retries = static_cast<int>(retry.num_retries);
+  auto t = txn::Transaction::Make(dataset.version(), txn::Restore{version});
+  LANCE_ASSIGN_OR_RAISE(auto result, txn::Commit(store, std::move(t), options));
   return result.version;
 }
 
-}  // namespace lance
+}  // namespace lance::ops

@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "lance/dataset.h"
 #include "lance/retry.h"
 #include "lance/status.h"
 #include "lance/txn/backoff.h"
@@ -47,6 +48,27 @@ auto RunWithRetries(const RetryParams& params, const std::string& what, Fn&& run
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(params.retry_timeout - elapsed);
     std::this_thread::sleep_for(wait < left ? wait : left);
   }
+}
+
+/// RunWithRetries from a dataset handle: the first run is on `dataset`
+/// (its version is the read version), each re-run on the latest version
+/// then, opened through the same store, as the reference's
+/// execute_with_retry checks out the latest. `run(dataset)` is one whole
+/// attempt; `*ran_on` is set to the dataset of the last run.
+template <class Fn>
+auto RunOnDatasetWithRetries(const RetryParams& params, const std::string& what,
+                             const std::shared_ptr<const Dataset>& dataset, Fn&& run,
+                             std::shared_ptr<const Dataset>* ran_on)
+    -> decltype(run(dataset)) {
+  *ran_on = dataset;
+  bool first = true;
+  return RunWithRetries(params, what, [&]() -> decltype(run(dataset)) {
+    if (!first) {
+      LANCE_ASSIGN_OR_RAISE(*ran_on, dataset->CheckoutLatest());
+    }
+    first = false;
+    return run(*ran_on);
+  });
 }
 
 }  // namespace lance::ops

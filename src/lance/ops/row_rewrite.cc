@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "lance/ops/dataset_ops_internal.h"
 #include "lance/scanner.h"
 #include "lance/table/deletion_file.h"
 #include "lance/table/deletion_vector.h"
@@ -83,7 +84,11 @@ Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& d
   op.new_fragments = std::move(rewrite.new_fragments);
   op.fields_for_preserving_frag_bitmap = std::move(rewrite.fields_for_preserving_frag_bitmap);
   op.mode = txn::Update::Mode::kRewriteRows;
+  // The dataset's version stands in for the latest (a stale one is found
+  // out at commit and checked against what was committed since).
+  const txn::BaseVersion base = BaseVersionOf(dataset);
   txn::CommitOptions options;
+  options.latest = &base;
   options.num_retries = static_cast<int>(retry.num_retries);
   options.affected_rows = std::move(deletions.affected_rows);
   auto committed = txn::Commit(store, txn::Transaction::Make(dataset.version(), std::move(op)), options);

@@ -8,6 +8,7 @@
 
 #include "lance/io/object_store.h"
 #include "lance/operations.h"
+#include "lance/ops/dataset_ops_internal.h"
 #include "lance/table/manifest_location.h"
 
 namespace lance {
@@ -45,11 +46,10 @@ std::string NowRfc3339() {
 
 }  // namespace
 
-Status CreateTag(const std::string& uri, const std::string& name, uint64_t version) {
+Status ops::CreateTagIn(const io::ObjectStore& store, const std::string& name, uint64_t version) {
   LANCE_RETURN_NOT_OK(CheckTagName(name));
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
-  LANCE_ASSIGN_OR_RAISE(auto loc, table::FindManifest(*store, version));
-  LANCE_ASSIGN_OR_RAISE(int64_t size, store->Size(loc.path));
+  LANCE_ASSIGN_OR_RAISE(auto loc, table::FindManifest(store, version));
+  LANCE_ASSIGN_OR_RAISE(int64_t size, store.Size(loc.path));
   const std::string now = NowRfc3339();
   nlohmann::ordered_json json;
   json["branch"] = nullptr;
@@ -58,17 +58,16 @@ Status CreateTag(const std::string& uri, const std::string& name, uint64_t versi
   json["updatedAt"] = now;
   json["manifestSize"] = size;
   json["metadata"] = nlohmann::ordered_json::object();
-  Status st = store->PutIfNotExists(TagPath(name), json.dump(2));
-  if (st.IsAlreadyExists()) return Status::Invalid("tag '", name, "' already exists in ", uri);
+  Status st = store.PutIfNotExists(TagPath(name), json.dump(2));
+  if (st.IsAlreadyExists()) return Status::Invalid("tag '", name, "' already exists in ", store.uri());
   return st;
 }
 
-Status DeleteTag(const std::string& uri, const std::string& name) {
+Status ops::DeleteTagIn(const io::ObjectStore& store, const std::string& name) {
   LANCE_RETURN_NOT_OK(CheckTagName(name));
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
-  LANCE_ASSIGN_OR_RAISE(bool exists, store->Exists(TagPath(name)));
-  if (!exists) return Status::KeyError("tag '", name, "' does not exist in ", uri);
-  return store->Delete(TagPath(name));
+  LANCE_ASSIGN_OR_RAISE(bool exists, store.Exists(TagPath(name)));
+  if (!exists) return Status::KeyError("tag '", name, "' does not exist in ", store.uri());
+  return store.Delete(TagPath(name));
 }
 
 }  // namespace lance

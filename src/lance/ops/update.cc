@@ -9,10 +9,11 @@
 #include <optional>
 #include <set>
 
+#include "lance/dataset_internal.h"
 #include "lance/file/blob_v2.h"
+#include "lance/ops/dataset_ops_internal.h"
 #include "lance/ops/blob_v2_values.h"
 #include "lance/ops/fragment_writer.h"
-#include "lance/ops/retry.h"
 #include "lance/ops/row_rewrite.h"
 #include "lance/row_ops.h"
 #include "lance/scan/filter_parser.h"
@@ -130,7 +131,7 @@ struct Matches {
 // names, when they are few enough to take one by one (as the reference's
 // late materialization does); nullopt when every column is better read in
 // one scan (no predicate, one that names no column, or many matches).
-Result<std::optional<Matches>> FindMatches(const std::shared_ptr<Dataset>& dataset, const arrow::Schema& schema,
+Result<std::optional<Matches>> FindMatches(const std::shared_ptr<const Dataset>& dataset, const arrow::Schema& schema,
                                            const std::string& predicate, const ScanPosition& position,
                                            const ProgressCallback& progress) {
   if (predicate.empty()) return std::nullopt;
@@ -163,16 +164,15 @@ Result<std::optional<Matches>> FindMatches(const std::shared_ptr<Dataset>& datas
   return matches;
 }
 
-// One attempt: read the latest version, rewrite, commit on top of it.
-Result<UpdateResult> UpdateOnce(const std::string& uri,
-                                const std::vector<std::pair<std::string, std::string>>& set,
-                                const std::string& predicate, const UpdateOptions& options) {
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
-  LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
-  if (!base) return Status::IOError("dataset not found: ", uri);
-  OpenOptions open;
-  open.version = std::to_string(base->location.version);
-  LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri, open));
+}  // namespace
+
+// One attempt: rewrite on the dataset's version, commit on top of it.
+Result<UpdateResult> ops::UpdateOnce(const std::shared_ptr<const Dataset>& dataset,
+                                     const std::vector<std::pair<std::string, std::string>>& set,
+                                     const std::string& predicate, const UpdateOptions& options) {
+  const std::string& uri = dataset->uri();
+  const auto& store = DatasetAccess::Store(*dataset);
+  LANCE_RETURN_NOT_OK(ops::CheckWritable(*dataset));
   LANCE_ASSIGN_OR_RAISE(auto schema, dataset->ArrowSchema());
   for (const auto& field : dataset->manifest().schema.fields) {
     // As pylance 14 refuses it.
@@ -279,17 +279,6 @@ Result<UpdateResult> UpdateOnce(const std::string& uri,
   }
   result.version = *committed;
   return result;
-}
-
-}  // namespace
-
-Result<UpdateResult> UpdateRows(const std::string& uri,
-                                const std::vector<std::pair<std::string, std::string>>& set,
-                                const std::string& predicate, const UpdateOptions& options) {
-  // A version committed meanwhile that touched the same rows is a
-  // retryable conflict; the reference then runs the whole update again.
-  return ops::RunWithRetries(options.retry, "update of " + uri,
-                             [&] { return UpdateOnce(uri, set, predicate, options); });
 }
 
 }  // namespace lance

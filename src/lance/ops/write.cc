@@ -8,6 +8,7 @@
 #include "lance/io/object_store.h"
 #include "lance/ops/blob_v2_external.h"
 #include "lance/ops/blob_v2_input.h"
+#include "lance/ops/dataset_ops_internal.h"
 #include "lance/ops/fragment_writer.h"
 #include "lance/txn/commit.h"
 #include "lance/util/progress_reporter.h"
@@ -75,12 +76,14 @@ const Field* FirstBlobV2Field(const std::vector<Field>& fields) {
 
 }  // namespace
 
-Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::RecordBatchReader>& data,
-                                              const std::string& uri, const WriteParams& params) {
+Result<uint64_t> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store, const Dataset* dataset,
+                                arrow::RecordBatchReader& data, const WriteParams& params) {
+  const std::string& uri = store->uri();
   if (params.max_rows_per_file == 0) return Status::Invalid("max_rows_per_file must be at least 1");
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
   // Checks the writer feature flags before any file is written.
-  LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
+  if (dataset) LANCE_RETURN_NOT_OK(ops::CheckWritable(*dataset));
+  std::optional<txn::BaseVersion> base;
+  if (dataset) base = ops::BaseVersionOf(*dataset);
   if (params.mode == WriteMode::kCreate && base) {
     return Status::Invalid("cannot create dataset ", uri, ": it already exists (version ",
                            base->location.version, "); use append or overwrite");
@@ -92,13 +95,7 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
   std::shared_ptr<arrow::Schema> target;
   if (appending) {
     schema = base->file.manifest.schema;
-    storage_version = base->file.manifest.data_storage_version;
-    if (storage_version.empty()) {
-      OpenOptions at;
-      at.version = std::to_string(base->location.version);
-      LANCE_ASSIGN_OR_RAISE(auto ds, Dataset::Open(uri, at));
-      LANCE_ASSIGN_OR_RAISE(storage_version, ds->DataStorageVersion());
-    }
+    LANCE_ASSIGN_OR_RAISE(storage_version, dataset->DataStorageVersion());
     if (params.data_storage_version &&
         NormalizeStorageVersion(*params.data_storage_version) != storage_version) {
       return Status::Invalid("cannot append to ", uri, ": it stores data as version ", storage_version,
@@ -113,7 +110,7 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
     } else {
       storage_version = "2.2";
     }
-    target = data->schema();
+    target = data.schema();
     // A 2.2 dataset keeps binary blob columns as blob v2, as pylance's.
     if (storage_version == "2.2") target = ops::BlobV2InputSchema(*target);
     LANCE_ASSIGN_OR_RAISE(schema, Schema::FromArrow(*target, 0));
@@ -143,7 +140,7 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
   util::ProgressStage progress(params.progress, "writing", "rows", params.expected_rows);
   writer_options.on_progress = [&progress](uint64_t rows_written) { progress.AdvanceTo(rows_written); };
   ops::FragmentWriter writer(*store, schema, std::move(writer_options));
-  auto written = WriteAll(*data, writer, schema, appending, *target, uri);
+  auto written = WriteAll(data, writer, schema, appending, *target, uri);
   if (!written.ok()) {
     writer.RemoveFiles();
     return written.status();
@@ -163,14 +160,13 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
     op = txn::Overwrite{std::move(fragments), std::move(schema), params.config};
   }
   options.num_retries = params.mode == WriteMode::kCreate ? 1 : static_cast<int>(params.retry.num_retries);
+  if (base) options.latest = &*base;
   auto committed = txn::Commit(*store, txn::Transaction::Make(read_version, std::move(op)), options);
   if (!committed.ok()) {
     writer.RemoveFiles();  // no manifest refers to them
     return committed.status();
   }
-  OpenOptions at;
-  at.version = std::to_string(committed->version);
-  return Dataset::Open(uri, at);
+  return committed->version;
 }
 
 }  // namespace lance

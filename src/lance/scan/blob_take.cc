@@ -11,6 +11,7 @@
 
 #include <arrow/api.h>
 
+#include "lance/dataset_internal.h"
 #include "lance/file/blob_v2.h"
 #include "lance/io/object_store.h"
 #include "lance/scan/fragment_reader.h"
@@ -49,7 +50,8 @@ std::string SchemeOf(const std::string& uri) {
 }
 
 // The stores blob values live in (the dataset's, its base paths', external
-// files'), each opened once per call.
+// files'), each opened once per call. External blob URIs name files outside
+// the dataset and are opened by their own URIs, as the reference does.
 class Stores {
  public:
   explicit Stores(const Dataset& dataset) : dataset_(dataset) {}
@@ -64,8 +66,8 @@ class Stores {
   // The dataset's files, found through their base ids.
   Result<const table::FileLocator*> Files() {
     if (!files_) {
-      LANCE_ASSIGN_OR_RAISE(auto root, Open(dataset_.uri()));
-      files_ = std::make_unique<table::FileLocator>(root, dataset_.manifest());
+      // The dataset's own store (its filesystem), not one reopened by uri.
+      files_ = std::make_unique<table::FileLocator>(DatasetAccess::Store(dataset_), dataset_.manifest());
     }
     return files_.get();
   }

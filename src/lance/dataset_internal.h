@@ -1,0 +1,23 @@
+// What src/ needs of a Dataset beyond its public API: the object store it
+// reads through (every operation started from it uses the same one), and
+// opening a dataset in a given store. Internal to src/lance.
+#pragma once
+
+#include <memory>
+
+#include "lance/dataset.h"
+#include "lance/io/object_store.h"
+#include "lance/table/manifest_file.h"
+#include "lance/table/manifest_location.h"
+
+namespace lance {
+
+struct DatasetAccess {
+  static const std::shared_ptr<io::ObjectStore>& Store(const Dataset& dataset);
+  static const table::ManifestLocation& Location(const Dataset& dataset);
+  static const table::ManifestFile& File(const Dataset& dataset);
+  /// Dataset::Open on an already opened store.
+  static Result<std::shared_ptr<Dataset>> Open(std::shared_ptr<io::ObjectStore> store, const OpenOptions& options);
+};
+
+}  // namespace lance

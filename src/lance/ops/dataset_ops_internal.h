@@ -1,0 +1,57 @@
+// One run of each operation on a dataset handle; the builders of
+// lance/dataset_ops.h (ops/dataset_ops.cc) add the re-runs, and the URI
+// functions (DeleteRows, WriteDataset, ...) open a handle and use the
+// builders. Internal to src/lance/ops.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <arrow/record_batch.h>
+
+#include "lance/dataset.h"
+#include "lance/io/object_store.h"
+#include "lance/operations.h"
+#include "lance/row_ops.h"
+#include "lance/txn/commit.h"
+#include "lance/write.h"
+
+namespace lance::ops {
+
+/// Refuses, before any file is written, a dataset whose writer feature
+/// flags hold a bit this build does not support ("upgrade").
+Status CheckWritable(const Dataset& dataset);
+
+/// The dataset's version as a commit's base (CommitOptions::latest).
+txn::BaseVersion BaseVersionOf(const Dataset& dataset);
+
+/// Delete, update and merge-insert on `dataset`'s version, committed with it
+/// as the read version. A retryable conflict is returned, not retried.
+Result<DeleteResult> DeleteOnce(const std::shared_ptr<const Dataset>& dataset, const std::string& predicate,
+                                const DeleteOptions& options);
+Result<UpdateResult> UpdateOnce(const std::shared_ptr<const Dataset>& dataset,
+                                const std::vector<std::pair<std::string, std::string>>& set,
+                                const std::string& predicate, const UpdateOptions& options);
+/// `source` may be read again on a re-run.
+Result<MergeInsertResult> MergeInsertOnce(const std::shared_ptr<const Dataset>& dataset,
+                                          arrow::RecordBatchReader& source, const MergeInsertParams& params);
+
+/// Restore of `version` committed on top of `dataset`'s version.
+Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const RetryParams& retry);
+
+/// Writes `data` into `store` per `params.mode` on top of `dataset` (its
+/// version, or null when there is no dataset yet) and returns the version
+/// committed.
+Result<uint64_t> WriteRows(const std::shared_ptr<io::ObjectStore>& store, const Dataset* dataset,
+                           arrow::RecordBatchReader& data, const WriteParams& params);
+
+/// Tags and cleanup in the dataset in `store`.
+Status CreateTagIn(const io::ObjectStore& store, const std::string& name, uint64_t version);
+Status DeleteTagIn(const io::ObjectStore& store, const std::string& name);
+Result<CleanupResult> CleanupIn(const std::shared_ptr<io::ObjectStore>& store, int64_t older_than_seconds,
+                                bool delete_unverified, const CleanupOptions& options);
+
+}  // namespace lance::ops
