@@ -17,7 +17,9 @@ writer then runs its N commits in a loop, each commit opening the latest
 version as a new user's call would (`lance.dataset(uri).delete(...)`,
 `lance.write_dataset(..., mode="append")`, lance::DeleteRows /
 lance::WriteDataset). commits/s = all commits / (last commit's end - release
-of the barrier). Ratios > 1 mean lance-cpp is faster.
+of the barrier), the median of --rounds runs per side (sides alternating, so
+both see the same moments of a shared machine's load). Ratios > 1 mean
+lance-cpp is faster.
 
 Afterwards every run is checked with pylance: one version per commit, the
 row count, every appended id exactly once, every deleted id gone and every
@@ -178,6 +180,8 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=10_000, help="rows of the one fragment")
     ap.add_argument("--batch", type=int, default=100, help="rows per appended batch")
     ap.add_argument("--ops", default="append,delete")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="runs per side and writer count, alternating sides; the median rate is reported")
     ap.add_argument("--binary", default=str(REPO / "build" / "bin" / "lance-bench"))
     ap.add_argument("--worker", nargs=5, metavar=("OP", "URI", "ARG", "READY", "GO"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -198,11 +202,11 @@ def main() -> int:
         print(f"{'op':7} {'writers':>7} {'lance-cpp c/s':>14} {'pylance c/s':>12} {'ratio':>7}  check")
         for op in args.ops.split(","):
             for w in (int(x) for x in args.writers.split(",")):
-                rates, notes = {}, []
-                for side in ("cpp", "py"):
+                rates, notes = {"cpp": [], "py": []}, []
+                for rnd, side in ((r, s) for r in range(args.rounds) for s in ("cpp", "py")):
                     uri = tmp / f"{op}-{w}-{side}.lance"
                     shutil.copytree(base, uri)
-                    run_dir = tmp / f"run-{op}-{w}-{side}"
+                    run_dir = tmp / f"run-{op}-{w}-{side}-{rnd}"
                     work_args, touched = [], []
                     for k in range(w):
                         if op == "append":
@@ -223,13 +227,14 @@ def main() -> int:
                     secs, records = run_writers(side, binary, op, uri, work_args, run_dir)
                     problems = check(op, uri, args.rows, w * args.commits, touched, records)
                     ok = sum(1 for recs in records for r in recs if r.get("ok"))
-                    rates[side] = ok / secs
+                    rates[side].append(ok / secs)
                     for p in problems:
-                        notes.append(f"{'lance-cpp' if side == 'cpp' else 'pylance'}: {p}")
+                        notes.append(f"{'lance-cpp' if side == 'cpp' else 'pylance'} (round {rnd + 1}): {p}")
                     shutil.rmtree(uri, ignore_errors=True)
                 failures += bool(notes)
                 verdict = "ok" if not notes else "FAILURE"
-                print(f"{op:7} {w:7d} {rates['cpp']:14.1f} {rates['py']:12.1f} {rates['cpp'] / rates['py']:7.2f}  "
+                cpp, py = float(np.median(rates["cpp"])), float(np.median(rates["py"]))
+                print(f"{op:7} {w:7d} {cpp:14.1f} {py:12.1f} {cpp / py:7.2f}  "
                       f"{verdict}", flush=True)
                 for n in notes:
                     print(f"    FAILURE {n}", flush=True)
