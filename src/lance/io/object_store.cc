@@ -1,6 +1,8 @@
 #include "lance/io/object_store.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -103,6 +105,38 @@ Result<std::vector<ObjectInfo>> ObjectStore::ListFiles(const std::string& relati
     out.push_back({info.base_name(), info.size(),
                    std::chrono::duration_cast<std::chrono::nanoseconds>(info.mtime().time_since_epoch()).count()});
   }
+  return out;
+}
+
+Result<std::vector<std::string>> ObjectStore::ListFileNames(const std::string& relative_dir) const {
+  std::vector<std::string> out;
+  if (!IsLocal()) {
+    LANCE_ASSIGN_OR_RAISE(auto files, ListFiles(relative_dir));
+    for (auto& f : files) out.push_back(std::move(f.name));
+    return out;
+  }
+  const std::string dir = FullPath(relative_dir);
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT) return out;
+    return Status::IOError("cannot list ", dir, ": ", std::strerror(errno));
+  }
+  errno = 0;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    bool file = e->d_type == DT_REG;
+    if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
+      // As ListFiles: a link counts as what it points to.
+      struct stat st {};
+      file = ::stat((dir + "/" + name).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    }
+    if (file) out.push_back(name);
+    errno = 0;
+  }
+  const int err = errno;
+  ::closedir(d);
+  if (err != 0) return Status::IOError("cannot list ", dir, ": ", std::strerror(err));
   return out;
 }
 

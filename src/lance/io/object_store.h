@@ -42,6 +42,10 @@ class ObjectStore {
   Result<bool> IsDirectory(const std::string& relative) const;
   /// Files directly inside `relative_dir`; empty if it does not exist.
   Result<std::vector<ObjectInfo>> ListFiles(const std::string& relative_dir) const;
+  /// The names of those files, without sizes or times: on a local disk one
+  /// directory read, not a stat per file (a listing of _versions/ is on
+  /// every commit's path, and it grows with every version).
+  Result<std::vector<std::string>> ListFileNames(const std::string& relative_dir) const;
 
   /// Whether the files live on the local filesystem (where an atomic
   /// create-if-absent is available).
