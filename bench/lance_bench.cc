@@ -12,7 +12,20 @@
 //   lance-bench update URI --set COL=EXPR --where PRED
 //   lance-bench merge-insert URI --input F.arrow --on KEY     (update all + insert all)
 // The modifying modes run once: the driver hands each run a fresh copy.
+//   lance-bench serve
+//       Runs modifying commands read from stdin, one a line, its words
+//       separated by tabs (`delete\tURI\t--where\tPRED`), each reported when
+//       done: one warm process for many runs, as a pylance driver is one.
+//   lance-bench loop URI --op append|delete --ready FILE --go FILE
+//                    (--input F.arrow | --ids I,J,...)
+//       One concurrent writer of bench/run_concurrency.py, a long-lived
+//       process: writes READY, waits for GO to appear, then commits once per
+//       record batch of F (appended) or per id (`id = I` deleted), in a loop,
+//       each commit on the latest version. Prints one JSON object per commit
+//       (ok, error, wall-clock start and end) and continues after a failure.
 #include <chrono>
+#include <filesystem>
+#include <thread>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -125,17 +138,87 @@ int RunModify(const std::string& mode, const std::string& uri, const std::map<st
   return 0;
 }
 
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The concurrent-writer loop (see the top of this file).
+int RunLoop(const std::string& uri, const std::map<std::string, std::string>& flags) {
+  auto get = [&](const std::string& k) {
+    auto it = flags.find(k);
+    return it == flags.end() ? std::string() : it->second;
+  };
+  const std::string op = get("--op");
+  std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+  std::vector<std::string> ids;
+  if (op == "append") {
+    auto t = ReadIpc(get("--input"));
+    if (!t.ok()) return Fail(t.status());
+    arrow::TableBatchReader reader(**t);
+    std::shared_ptr<arrow::RecordBatch> batch;
+    while (reader.ReadNext(&batch).ok() && batch) batches.push_back(batch);
+  } else if (op == "delete") {
+    ids = SplitCommas(get("--ids"));
+  } else {
+    std::cerr << "error: --op must be append or delete\n";
+    return 2;
+  }
+  { std::ofstream(get("--ready")) << "ready"; }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(get("--go"))) {
+    if (std::chrono::steady_clock::now() > deadline) return Fail(lance::Status::IOError("barrier timed out"));
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  const size_t n = op == "append" ? batches.size() : ids.size();
+  for (size_t i = 0; i < n; ++i) {
+    const double start = WallSeconds();
+    lance::Status st;
+    if (op == "append") {
+      lance::WriteParams params;
+      params.mode = lance::WriteMode::kAppend;
+      auto table = arrow::Table::FromRecordBatches({batches[i]});
+      if (!table.ok()) return Fail(table.status());
+      auto ds = lance::WriteDataset(std::make_shared<arrow::TableBatchReader>(**table), uri, params);
+      st = ds.status();
+    } else {
+      auto r = lance::DeleteRows(uri, "id = " + ids[i]);
+      st = r.ok() ? (r->num_deleted_rows == 1 ? lance::Status::OK()
+                                              : lance::Status::Invalid("deleted ", r->num_deleted_rows, " rows"))
+                  : r.status();
+    }
+    nlohmann::json j = {{"ok", st.ok()}, {"start", start}, {"end", WallSeconds()}};
+    if (!st.ok()) j["error"] = st.message();
+    std::cout << j.dump() << std::endl;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::cerr << "usage: lance-bench scan|take|write|delete|update|merge-insert URI [flags]\n";
+  if (argc < 3 && !(argc == 2 && std::string(argv[1]) == "serve")) {
+    std::cerr << "usage: lance-bench scan|take|write|delete|update|merge-insert|loop URI [flags] | serve\n";
     return 2;
+  }
+  if (std::string(argv[1]) == "serve") {
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      std::vector<std::string> words;
+      std::stringstream ss(line);
+      std::string word;
+      while (std::getline(ss, word, '\t')) words.push_back(word);
+      if (words.size() < 2) return Fail(lance::Status::Invalid("serve: no command in '", line, "'"));
+      std::map<std::string, std::string> flags;
+      for (size_t i = 2; i + 1 < words.size(); i += 2) flags[words[i]] = words[i + 1];
+      if (int rc = RunModify(words[0], words[1], flags); rc != 0) return rc;
+    }
+    return 0;
   }
   const std::string mode = argv[1], uri = argv[2];
   if (mode != "scan" && mode != "take") {
     std::map<std::string, std::string> flags;
     for (int i = 3; i + 1 < argc; i += 2) flags[argv[i]] = argv[i + 1];
+    if (mode == "loop") return RunLoop(uri, flags);
     return RunModify(mode, uri, flags);
   }
   std::vector<std::string> columns;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -171,7 +172,7 @@ TEST_F(ManifestListingTest, V1ListingIsNumericallyAscending) {
   for (const auto& loc : *all) {
     EXPECT_EQ(loc.naming, ManifestNamingScheme::kV1);
     EXPECT_EQ(loc.path, "_versions/" + std::to_string(loc.version) + ".manifest");
-    EXPECT_EQ(loc.size, static_cast<int64_t>(loc.version));  // sizes come from the listing
+    EXPECT_EQ(loc.size, -1);  // a listing reads names, not sizes
   }
 }
 
@@ -182,7 +183,7 @@ TEST_F(ManifestListingTest, V2ListingIsAscendingToo) {
   ASSERT_TRUE(all.ok());
   for (const auto& loc : *all) {
     EXPECT_EQ(loc.naming, ManifestNamingScheme::kV2);
-    EXPECT_EQ(loc.size, 5);
+    EXPECT_EQ(loc.size, -1);
   }
   auto latest = LatestManifest(*store_);
   ASSERT_TRUE(latest.ok()) << latest.status().ToString();
@@ -203,6 +204,24 @@ TEST_F(ManifestListingTest, IgnoresNoiseFiles) {
   auto latest = LatestManifest(*store_);
   ASSERT_TRUE(latest.ok());
   EXPECT_EQ(latest->version, 2u);
+}
+
+// Links count as what they point to, as in a listing with sizes.
+TEST_F(ManifestListingTest, LinksCountAsTheirTargets) {
+  Touch("1.manifest", 3);
+  fs::create_directories(root_ / "elsewhere");
+  { std::ofstream(root_ / "elsewhere" / "m") << "m"; }
+  fs::create_symlink(root_ / "elsewhere" / "m", root_ / "_versions" / "2.manifest");
+  fs::create_directory_symlink(root_ / "elsewhere", root_ / "_versions" / "3.manifest");
+  fs::create_symlink(root_ / "elsewhere" / "missing", root_ / "_versions" / "4.manifest");
+  EXPECT_EQ(Versions(), (std::vector<uint64_t>{1, 2}));
+  auto names = store_->ListFileNames("_versions");
+  ASSERT_TRUE(names.ok()) << names.status().ToString();
+  std::sort(names->begin(), names->end());
+  EXPECT_EQ(*names, (std::vector<std::string>{"1.manifest", "2.manifest"}));
+  auto none = store_->ListFileNames("no_such_dir");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->empty());
 }
 
 TEST_F(ManifestListingTest, MixedSchemesAreAnError) {

@@ -97,6 +97,39 @@ TEST_P(MatchingRowsTest, AgreesWithTheScannerFilter) {
   }
 }
 
+// The deleted rows MatchingRows read are handed out, and a delete built on
+// them extends each fragment's deletion vector, losing none of the old rows.
+TEST_P(MatchingRowsTest, GivesTheDeletedRowsItReadAndDeletesExtendThem) {
+  Write(3);
+  auto first = DeleteRows(dir_.string(), "id % 1000 = 3 OR id >= 600003");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto ds = Dataset::Open(dir_.string());
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  std::vector<std::vector<uint32_t>> deleted{{42}};  // replaced, not appended to
+  auto matched = scan::MatchingRows(**ds, "id % 1000 = 4", arrow::default_memory_pool(), nullptr, &deleted);
+  ASSERT_TRUE(matched.ok()) << matched.status().ToString();
+  const auto& fragments = (*ds)->manifest().fragments;
+  ASSERT_EQ(deleted.size(), fragments.size());
+  for (size_t f = 0; f < fragments.size(); ++f) {
+    auto expected = (*ds)->DeletedRows(fragments[f]);
+    ASSERT_TRUE(expected.ok());
+    EXPECT_EQ(deleted[f], *expected) << "fragment " << f;
+  }
+  auto second = DeleteRows(dir_.string(), "id % 1000 = 4");
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->num_deleted_rows, 600u);
+  auto after = Dataset::Open(dir_.string());
+  ASSERT_TRUE(after.ok());
+  auto count = ScanBuilder(*after).CountRows();
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(*count, 600'005 - 602 - 600);
+  for (const std::string filter : {"id % 1000 = 3", "id % 1000 = 4", "id >= 600003"}) {
+    auto left = ScanBuilder(*after).Filter(filter).CountRows();
+    ASSERT_TRUE(left.ok());
+    EXPECT_EQ(*left, 0) << filter;
+  }
+}
+
 TEST_P(MatchingRowsTest, BadFiltersAreErrors) {
   Write(1);
   auto ds = Dataset::Open(dir_.string());

@@ -5,6 +5,7 @@
 #include <arrow/api.h>
 
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -389,8 +390,19 @@ TEST_F(RowOpsTest, MergeInsertWithPartialSourceKeepsOrNullsTheMissingColumns) {
 TEST_F(RowOpsTest, CleanupKeepsLatestAndRemovesOnlyOldFiles) {
   Create();
   ASSERT_TRUE(UpdateRows(dir_.string(), {{"v", "0"}}, "id < 10").ok());  // fragment 0 fully rewritten
+  // Every file of the dataset now; what cleanup removes is counted in bytes,
+  // the old manifest's included.
+  std::map<std::string, uint64_t> sizes;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir_)) {
+    if (e.is_regular_file()) sizes[e.path().string()] = e.file_size();
+  }
   auto result = CleanupOldVersions(dir_.string(), 0, false);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
+  uint64_t removed_bytes = 0;
+  for (const auto& [path, size] : sizes) {
+    if (!std::filesystem::exists(path)) removed_bytes += size;
+  }
+  EXPECT_EQ(result->bytes_removed, removed_bytes);
   EXPECT_EQ(result->old_versions, 1u);
   EXPECT_EQ(result->data_files, 1u);  // fragment 0's file, only version 1 had it
   EXPECT_EQ(result->transaction_files, 1u);

@@ -51,6 +51,10 @@ class ObjectStore {
   Result<std::vector<ObjectInfo>> ListFilesRecursive(const std::string& relative_dir) const;
   /// The filesystem all access goes through.
   const std::shared_ptr<arrow::fs::FileSystem>& filesystem() const { return fs_; }
+  /// The names of those files, without sizes or times: on a local disk one
+  /// directory read, not a stat per file (a listing of _versions/ is on
+  /// every commit's path, and it grows with every version).
+  Result<std::vector<std::string>> ListFileNames(const std::string& relative_dir) const;
 
   /// Whether the files live on the local filesystem (where an atomic
   /// create-if-absent is available).

@@ -177,9 +177,15 @@ Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& sto
   // its files, while files gone under a listed manifest would break it.
   util::ProgressStage removing(options.progress, "removing", "files", old_manifests.size() + to_remove.size());
   for (const auto& location : old_manifests) {
+    // Listings do not give sizes: the manifest's, just before it goes.
+    int64_t size = location.size;
+    if (size < 0) {
+      auto stat = store->Size(location.path);
+      if (stat.ok()) size = *stat;
+    }
     LANCE_RETURN_NOT_OK(store->Delete(location.path));
     ++result.old_versions;
-    if (location.size > 0) result.bytes_removed += static_cast<uint64_t>(location.size);
+    if (size > 0) result.bytes_removed += static_cast<uint64_t>(size);
     removing.Add(1);
   }
   for (const auto& relative : to_remove) {

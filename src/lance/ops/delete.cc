@@ -24,19 +24,24 @@ Result<DeleteResult> DeleteOnce(const std::shared_ptr<const Dataset>& dataset, c
     }
   }
   util::ProgressStage scanning(options.progress, "scanning", "rows", physical_total);
+  // The deleted rows the scan read are those the new deletion files extend:
+  // read once.
+  std::vector<std::vector<uint32_t>> deleted;
   LANCE_ASSIGN_OR_RAISE(auto matches, scan::MatchingRows(*dataset, predicate, arrow::default_memory_pool(),
-                                                         &scanning));
+                                                         &scanning, &deleted));
   scanning.Finish();
 
   DeleteResult result;
   result.version = read_version;
-  std::map<uint64_t, std::vector<uint32_t>> offsets;
+  std::map<uint64_t, std::vector<uint32_t>> offsets, known_deleted;
   const auto& fragments = dataset->manifest().fragments;
   for (size_t i = 0; i < fragments.size(); ++i) {
-    if (!matches[i].empty()) offsets[fragments[i].id] = std::move(matches[i]);
+    if (matches[i].empty()) continue;
+    offsets[fragments[i].id] = std::move(matches[i]);
+    if (i < deleted.size()) known_deleted[fragments[i].id] = std::move(deleted[i]);
   }
   if (offsets.empty()) return result;  // nothing matched: no new version
-  LANCE_ASSIGN_OR_RAISE(auto deletions, ops::MarkDeleted(store, *dataset, offsets));
+  LANCE_ASSIGN_OR_RAISE(auto deletions, ops::MarkDeleted(store, *dataset, offsets, &known_deleted));
   result.num_deleted_rows = deletions.num_deleted_rows;
   if (result.num_deleted_rows == 0) return result;
 

@@ -18,15 +18,25 @@ namespace lance::ops {
 namespace {
 
 Status MarkDeletedInto(const io::ObjectStore& store, const Dataset& dataset,
-                       const std::map<uint64_t, std::vector<uint32_t>>& offsets, DeletionOutcome* result) {
+                       const std::map<uint64_t, std::vector<uint32_t>>& offsets,
+                       const std::map<uint64_t, std::vector<uint32_t>>* known_deleted, DeletionOutcome* result) {
   DeletionOutcome& out = *result;
   out.affected_rows = std::make_shared<txn::AffectedRows>();
   const uint64_t read_version = dataset.version();
   for (const auto& fragment : dataset.manifest().fragments) {
     auto it = offsets.find(fragment.id);
     if (it == offsets.end() || it->second.empty()) continue;
-    LANCE_ASSIGN_OR_RAISE(auto old_rows, dataset.DeletedRows(fragment));
-    auto deleted = table::DeletionVector::FromOffsets(old_rows);
+    const std::vector<uint32_t>* old_rows = nullptr;
+    if (known_deleted) {
+      auto known = known_deleted->find(fragment.id);
+      if (known != known_deleted->end()) old_rows = &known->second;
+    }
+    std::vector<uint32_t> read;
+    if (!old_rows) {
+      LANCE_ASSIGN_OR_RAISE(read, dataset.DeletedRows(fragment));
+      old_rows = &read;
+    }
+    auto deleted = table::DeletionVector::FromOffsets(*old_rows);
     const uint64_t before = deleted.Cardinality();
     table::DeletionVector& affected = (*out.affected_rows)[fragment.id];
     for (uint32_t offset : it->second) {
@@ -55,9 +65,10 @@ Status MarkDeletedInto(const io::ObjectStore& store, const Dataset& dataset,
 }  // namespace
 
 Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset& dataset,
-                                    const std::map<uint64_t, std::vector<uint32_t>>& offsets) {
+                                    const std::map<uint64_t, std::vector<uint32_t>>& offsets,
+                                    const std::map<uint64_t, std::vector<uint32_t>>* known_deleted) {
   DeletionOutcome out;
-  Status st = MarkDeletedInto(store, dataset, offsets, &out);
+  Status st = MarkDeletedInto(store, dataset, offsets, known_deleted, &out);
   if (!st.ok()) {
     // No deletion file of a failed operation stays behind.
     for (const auto& path : out.written_files) (void)store.Delete(path);

@@ -36,9 +36,12 @@ struct DeletionOutcome {
 
 /// Marks `offsets` (by fragment id) deleted in `dataset`, merged with each
 /// fragment's existing deletion vector, writing new deletion files per the
-/// reference's policy (table/deletion_file.h).
+/// reference's policy (table/deletion_file.h). `known_deleted`, when given,
+/// holds fragments' deleted offsets (by id, ascending) as already read from
+/// `dataset`; other fragments' are read here.
 Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset& dataset,
-                                    const std::map<uint64_t, std::vector<uint32_t>>& offsets);
+                                    const std::map<uint64_t, std::vector<uint32_t>>& offsets,
+                                    const std::map<uint64_t, std::vector<uint32_t>>* known_deleted = nullptr);
 
 /// For the first rows of `fragments` (in order), rewritten from rows of
 /// `dataset`: their old stable row ids and row addresses. Gives each

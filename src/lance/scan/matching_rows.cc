@@ -76,10 +76,12 @@ FilterSetupInBackground::~FilterSetupInBackground() {
 }
 
 Result<std::vector<std::vector<uint32_t>>> MatchingRows(const Dataset& dataset, const std::string& filter,
-                                                        arrow::MemoryPool* pool, util::ProgressStage* progress) {
+                                                        arrow::MemoryPool* pool, util::ProgressStage* progress,
+                                                        std::vector<std::vector<uint32_t>>* deleted_rows) {
   const Manifest& manifest = dataset.manifest();
   const auto& fragments = manifest.fragments;
   std::vector<std::vector<uint32_t>> out(fragments.size());
+  if (deleted_rows) deleted_rows->clear();
   if (fragments.empty()) return out;
 
   LANCE_ASSIGN_OR_RAISE(auto arrow_schema, dataset.ArrowSchema());
@@ -147,6 +149,7 @@ Result<std::vector<std::vector<uint32_t>>> MatchingRows(const Dataset& dataset, 
     }
     return Status::OK();
   }));
+  if (deleted_rows) *deleted_rows = std::move(deleted);
   // Parts are in fragment and row order: concatenate.
   for (size_t p = 0; p < parts.size(); ++p) {
     auto& dst = out[parts[p].fragment];

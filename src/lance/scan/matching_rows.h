@@ -20,10 +20,13 @@ namespace lance::scan {
 /// its order. Only the columns the filter names are read, no row is copied,
 /// and fragments (large ones in parts) are evaluated on all cores.
 /// `progress`, when given, gets the rows of each window evaluated (every
-/// physical row once, deleted ones included).
+/// physical row once, deleted ones included). `deleted_rows`, when given,
+/// gets each fragment's deleted offsets as read for the evaluation (same
+/// order), so a caller marking more rows need not read them again.
 Result<std::vector<std::vector<uint32_t>>> MatchingRows(const Dataset& dataset, const std::string& filter,
                                                         arrow::MemoryPool* pool = arrow::default_memory_pool(),
-                                                        util::ProgressStage* progress = nullptr);
+                                                        util::ProgressStage* progress = nullptr,
+                                                        std::vector<std::vector<uint32_t>>* deleted_rows = nullptr);
 
 /// Builds what filters need once per process (Arrow's compute registry,
 /// milliseconds) on a background thread, so a caller can overlap it with

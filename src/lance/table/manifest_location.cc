@@ -57,12 +57,13 @@ namespace {
 
 // Every committed version, ascending; empty when there is none.
 Result<std::vector<ManifestLocation>> ListCommitted(const io::ObjectStore& store) {
-  LANCE_ASSIGN_OR_RAISE(auto files, store.ListFiles(std::string(kVersionsDir)));
+  // Names only: a stat per version would make every commit slower than the
+  // last. Sizes stay unknown (-1).
+  LANCE_ASSIGN_OR_RAISE(auto names, store.ListFileNames(std::string(kVersionsDir)));
   std::vector<ManifestLocation> out;
-  for (const auto& f : files) {
-    auto loc = ParseManifestFileName(f.name);
+  for (const auto& name : names) {
+    auto loc = ParseManifestFileName(name);
     if (!loc) continue;
-    loc->size = f.size;
     out.push_back(std::move(*loc));
   }
   for (const auto& loc : out) {

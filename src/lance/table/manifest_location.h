@@ -23,7 +23,7 @@ struct ManifestLocation {
   uint64_t version = 0;
   std::string path;  // relative to the dataset root
   ManifestNamingScheme naming = ManifestNamingScheme::kV1;
-  int64_t size = -1;
+  int64_t size = -1;  // bytes; -1 when not known (listings do not stat)
 };
 
 /// The file name of `version` in `scheme`.
