@@ -9,6 +9,7 @@
 #   make test-asan  the same suite built with ASan+UBSan
 #   make bench      read benchmarks, lance-cpp beside pylance (BENCH_ARGS="--rows N")
 #   make bench-write  write/delete/update/merge-insert benchmarks (BENCH_ARGS="--rows N")
+#   make bench-compaction  compaction rows/s and peak RSS (BENCH_ARGS="--fragments N")
 JOBS ?= $(shell nproc)
 VENV := .venv
 PY := $(CURDIR)/$(VENV)/bin/python
@@ -16,7 +17,7 @@ BUILD ?= build
 ASAN_BUILD := build-asan
 CMAKE_FLAGS := -G Ninja -DLANCE_PYTHON=$(PY)
 
-.PHONY: all deps build demo test unit interop test-asan bench bench-write clean
+.PHONY: all deps build demo test unit interop test-asan bench bench-write bench-compaction clean
 
 all: build
 
@@ -56,6 +57,9 @@ bench: build
 
 bench-write: build
 	$(PY) bench/run_write.py $(BENCH_ARGS)
+
+bench-compaction: build
+	$(PY) bench/run_compaction.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,148 @@
+"""Side-by-side compaction benchmark: `lance-cpp compact` and the pinned
+pylance's `optimize.compact_files` on copies of the same dataset in the same
+run, reported as ratios.
+
+    .venv/bin/python bench/run_compaction.py [--fragments N] [--fragment-rows R]
+        [--dim D] [--versions 2.1] [--repeat R]
+
+The dataset is written by pylance as many small fragments, then 20% of its
+rows are deleted (every fifth id, so every fragment has deletions). Both
+sides compact it with their defaults; the script checks first that both
+plan the same tasks, and after each run that both give the same rows in the
+same order. Each side runs in a child process so that its peak RSS
+(ru_maxrss) is its own. lance-cpp's time is its whole process; pylance's is
+measured inside its child around `compact_files` (its import and process
+start are not counted). Ratios > 1 mean lance-cpp is better. Numbers are
+measurements, never assertions."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+
+import lance
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import REPO, make_table  # noqa: E402
+
+DELETE = "id % 5 = 0"  # 20% of the rows, in every fragment
+
+# The pylance side, run in a child: prints its compaction seconds and metrics.
+PY_CHILD = """
+import json, sys, time
+import lance
+ds = lance.dataset(sys.argv[1])
+t = time.perf_counter()
+m = ds.optimize.compact_files()
+print(json.dumps({"seconds": time.perf_counter() - t,
+                  "fragments_removed": m.fragments_removed, "fragments_added": m.fragments_added}))
+"""
+
+
+def measured(argv: list[str]) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS (KiB, the child's own ru_maxrss) and stdout."""
+    r, w = os.pipe()
+    t = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        os.dup2(w, 1)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        try:
+            os.execv(argv[0], argv)
+        finally:
+            os._exit(127)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    _, status, usage = os.wait4(pid, 0)
+    secs = time.perf_counter() - t
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(argv[:3])} ... failed with {os.waitstatus_to_exitcode(status)}")
+    return secs, usage.ru_maxrss, b"".join(chunks).decode()
+
+
+def plan_of_pylance(uri: Path) -> list[list[int]]:
+    from lance.optimize import Compaction
+    plan = Compaction.plan(lance.dataset(uri), {})
+    return [[f.id for f in t.fragments] for t in plan.tasks]
+
+
+def plan_of_cpp(cli: Path, uri: Path) -> list[list[int]]:
+    out = subprocess.run([str(cli), "compact", str(uri), "--plan", "--json"], capture_output=True, text=True,
+                         check=True).stdout
+    return [t["fragment_ids"] for t in json.loads(out)["tasks"]]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fragments", type=int, default=400, help="small fragments written")
+    ap.add_argument("--fragment-rows", type=int, default=1000, help="rows per small fragment")
+    ap.add_argument("--dim", type=int, default=32, help="float32 vector width")
+    ap.add_argument("--versions", default="2.1")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--binary", default=str(REPO / "build" / "bin" / "lance-cpp"))
+    args = ap.parse_args()
+    cli = Path(args.binary)
+    if not cli.exists():
+        print(f"missing {cli}: run `make` first", file=sys.stderr)
+        return 2
+    rows = args.fragments * args.fragment_rows
+    tmp = Path(tempfile.mkdtemp(prefix="lance-bench-compact-"))
+    try:
+        table = make_table(rows, args.dim)
+        live = rows - rows // 5
+        print(f"# {args.fragments} fragments x {args.fragment_rows} rows = {rows} rows, "
+              f"{table.num_columns} columns incl. {args.dim}-dim float32 vectors, "
+              f"{table.nbytes / 2**20:.0f} MiB in memory; 20% deleted, {live} live rows compacted")
+        print(f"# load: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
+        print(f"{'version':8} {'measure':26} {'lance-cpp':>12} {'pylance':>12} {'ratio':>8}")
+        for version in args.versions.split(","):
+            base = tmp / f"base{version}.lance"
+            lance.write_dataset(table, base, data_storage_version=version, max_rows_per_file=args.fragment_rows)
+            lance.dataset(base).delete(DELETE)
+            cpp_plan, py_plan = plan_of_cpp(cli, base), plan_of_pylance(base)
+            if cpp_plan != py_plan:
+                print(f"{version:8} plans differ: lance-cpp {len(cpp_plan)} tasks, pylance {len(py_plan)}")
+                return 1
+            work_c, work_p = tmp / f"c{version}.lance", tmp / f"p{version}.lance"
+            cpp_s = py_s = float("inf")
+            cpp_rss = py_rss = 0
+            for _ in range(args.repeat):
+                for w in (work_c, work_p):
+                    shutil.rmtree(w, ignore_errors=True)
+                    shutil.copytree(base, w)
+                secs, rss, _ = measured([str(cli), "compact", str(work_c), "--quiet"])
+                cpp_s, cpp_rss = min(cpp_s, secs), max(cpp_rss, rss)
+                _, rss, out = measured([sys.executable, "-c", PY_CHILD, str(work_p)])
+                py_s, py_rss = min(py_s, json.loads(out)["seconds"]), max(py_rss, rss)
+                a = lance.dataset(work_c)
+                b = lance.dataset(work_p)
+                if len(a.get_fragments()) != len(b.get_fragments()) or not a.to_table().equals(b.to_table()):
+                    print(f"{version:8} results differ between lance-cpp and pylance")
+                    return 1
+            print(f"{version:8} {'compaction rows/s':26} {live / cpp_s:12.0f} {live / py_s:12.0f} "
+                  f"{py_s / cpp_s:8.2f}")
+            print(f"{version:8} {'peak RSS MiB':26} {cpp_rss / 1024:12.0f} {py_rss / 1024:12.0f} "
+                  f"{py_rss / max(cpp_rss, 1):8.2f}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
