@@ -157,3 +157,22 @@ def test_half_set_bit_256_is_corrupt(lance_cpp, tmp_path, reader, writer):
     with pytest.raises(Exception, match="only one of the mixed data-file-version"):
         lance.write_dataset(_rows(range(9, 10)), uri, mode="append")
     _refusals(lance_cpp, uri, tmp_path, "corrupt manifest", "only one of the mixed data-file-versions")
+
+
+def test_blob_columns_at_another_version_are_refused(lance_cpp, tmp_path):
+    """pylance appends blob columns at another version; lance-cpp does not
+    yet (each version stores blobs differently) and says so, writing nothing."""
+    blob = pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+    schema = pa.schema([pa.field("id", pa.int64()), blob])
+    t = pa.table({"id": pa.array([1, 2], pa.int64()), "b": pa.array([b"x" * 10, b"y" * 10], pa.large_binary())},
+                 schema=schema)
+    uri = tmp_path / "blobs.lance"
+    lance.write_dataset(t, uri, data_storage_version="2.1")
+    src = _write_ipc(tmp_path / "blobs.arrow", t)
+    before = _tree(uri)
+    assert_clean_failure(lance_cpp.run("write", uri, "--mode", "append", "--input", src,
+                                       "--data-storage-version", "2.0"), "blob column 'b'", "2.0")
+    assert _tree(uri) == before
+    # The dataset's own version still appends.
+    lance_cpp.run_ok("write", uri, "--mode", "append", "--input", src)
+    assert lance.dataset(uri).count_rows() == 4
