@@ -12,7 +12,8 @@ plan the same tasks, and after each run that both give the same rows in the
 same order. Each side runs in a child process (of a small launcher) so
 that its peak RSS (ru_maxrss) is its own. lance-cpp's time is its whole process; pylance's is
 measured inside its child around `compact_files` (its import and process
-start are not counted). Ratios > 1 mean lance-cpp is better. Numbers are
+start are not counted), and so is its CPU time; CPU seconds are less
+sensitive than wall time to a loaded machine. Ratios > 1 mean lance-cpp is better. Numbers are
 measurements, never assertions."""
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ DELETE = "id % 5 = 0"  # 20% of the rows, in every fragment
 
 # The pylance side, run in a child: prints its compaction seconds and metrics.
 PY_CHILD = """
-import json, sys, time
+import json, resource, sys, time
 import lance
 ds = lance.dataset(sys.argv[1])
 def hwm():
@@ -45,9 +46,10 @@ def hwm():
         if line.startswith("VmHWM:"):
             return int(line.split()[1])
 base = hwm()  # the interpreter, pyarrow and lance loaded, the dataset open
-t = time.perf_counter()
+cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+t, c = time.perf_counter(), cpu()
 m = ds.optimize.compact_files()
-print(json.dumps({"seconds": time.perf_counter() - t, "base_rss_kib": base,
+print(json.dumps({"seconds": time.perf_counter() - t, "cpu_s": cpu() - c, "base_rss_kib": base,
                   "fragments_removed": m.fragments_removed, "fragments_added": m.fragments_added}))
 """
 
@@ -62,20 +64,20 @@ pid = os.fork()
 if pid == 0:
     os.execv(sys.argv[1], sys.argv[1:])
 _, status, usage = os.wait4(pid, 0)
-sys.stderr.write(f"\\nmaxrss_kib {usage.ru_maxrss}\\n")
+sys.stderr.write(f"\\nmaxrss_kib {usage.ru_maxrss} cpu_s {usage.ru_utime + usage.ru_stime}\\n")
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
-def measured(argv: list[str]) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS (KiB) of the process itself, and its stdout."""
+def measured(argv: list[str]) -> tuple[float, int, float, str]:
+    """Wall seconds, peak RSS (KiB), CPU seconds of the process itself, and its stdout."""
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-S", "-c", LAUNCHER] + argv, capture_output=True, text=True)
     secs = time.perf_counter() - t
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:3])} ... failed ({proc.returncode}): {proc.stderr.strip()}")
-    rss = int(proc.stderr.strip().splitlines()[-1].split()[1])
-    return secs, rss, proc.stdout
+    last = proc.stderr.strip().splitlines()[-1].split()
+    return secs, int(last[1]), float(last[3]), proc.stdout
 
 
 def plan_of_pylance(uri: Path) -> list[list[int]]:
@@ -122,15 +124,16 @@ def main() -> int:
                 print(f"{version:8} plans differ: lance-cpp {len(cpp_plan)} tasks, pylance {len(py_plan)}")
                 return 1
             work_c, work_p = tmp / f"c{version}.lance", tmp / f"p{version}.lance"
-            cpp_s = py_s = float("inf")
+            cpp_s = py_s = cpp_cpu = py_cpu = float("inf")
             cpp_rss = py_rss = py_base = 0
             for _ in range(args.repeat):
                 for w in (work_c, work_p):
                     shutil.rmtree(w, ignore_errors=True)
                     shutil.copytree(base, w)
-                secs, rss, _ = measured([str(cli), "compact", str(work_c), "--quiet"])
-                cpp_s, cpp_rss = min(cpp_s, secs), max(cpp_rss, rss)
-                _, rss, out = measured([sys.executable, "-c", PY_CHILD, str(work_p)])
+                secs, rss, cpu, _ = measured([str(cli), "compact", str(work_c), "--quiet"])
+                cpp_s, cpp_rss, cpp_cpu = min(cpp_s, secs), max(cpp_rss, rss), min(cpp_cpu, cpu)
+                _, rss, _, out = measured([sys.executable, "-c", PY_CHILD, str(work_p)])
+                py_cpu = min(py_cpu, json.loads(out)["cpu_s"])
                 py_s, py_rss = min(py_s, json.loads(out)["seconds"]), max(py_rss, rss)
                 py_base = max(py_base, json.loads(out)["base_rss_kib"])
                 a = lance.dataset(work_c)
@@ -140,6 +143,8 @@ def main() -> int:
                     return 1
             print(f"{version:8} {'compaction rows/s':26} {live / cpp_s:12.0f} {live / py_s:12.0f} "
                   f"{py_s / cpp_s:8.2f}")
+            print(f"{version:8} {'CPU seconds (user+sys)':26} {cpp_cpu:12.2f} {py_cpu:12.2f} "
+                  f"{py_cpu / cpp_cpu:8.2f}")
             print(f"{version:8} {'peak RSS MiB':26} {cpp_rss / 1024:12.0f} {py_rss / 1024:12.0f} "
                   f"{py_rss / max(cpp_rss, 1):8.2f}")
             print(f"{version:8} {'(pylance before compacting)':26} {'':>12} {py_base / 1024:12.0f}")
