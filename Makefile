@@ -10,6 +10,7 @@
 #   make bench      read benchmarks, lance-cpp beside pylance (BENCH_ARGS="--rows N")
 #   make bench-write  write/delete/update/merge-insert benchmarks (BENCH_ARGS="--rows N")
 #   make bench-concurrency  commits/s of 1, 2, 4, 8 concurrent writers (BENCH_ARGS="--commits N")
+#   make bench-compaction  compaction rows/s and peak RSS (BENCH_ARGS="--fragments N")
 JOBS ?= $(shell nproc)
 VENV := .venv
 PY := $(CURDIR)/$(VENV)/bin/python
@@ -17,7 +18,7 @@ BUILD ?= build
 ASAN_BUILD := build-asan
 CMAKE_FLAGS := -G Ninja -DLANCE_PYTHON=$(PY)
 
-.PHONY: all deps build demo test unit interop test-asan bench bench-write bench-concurrency clean
+.PHONY: all deps build demo test unit interop test-asan bench bench-write bench-concurrency bench-compaction clean
 
 all: build
 
@@ -60,6 +61,9 @@ bench-write: build
 
 bench-concurrency: build
 	$(PY) bench/run_concurrency.py $(BENCH_ARGS)
+
+bench-compaction: build
+	$(PY) bench/run_compaction.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -59,9 +59,10 @@ struct CompactionOptions {
   /// Fragments left alone; they end a run of candidates like a fragment
   /// that is no candidate. Unknown ids are ignored.
   std::vector<uint64_t> excluded_fragment_ids;
-  /// The data file version of the new files: unset = the dataset's. Only
-  /// the dataset's own version is accepted (mixed file versions are not
-  /// implemented).
+  /// The data file version of the new files (2.0, 2.1, 2.2 or stable):
+  /// unset = the dataset's. Another than the dataset's sets the mixed
+  /// data-file-versions feature bit (256) for good, as pylance 14; the
+  /// dataset's own version does not change.
   std::optional<std::string> data_storage_version;
   /// Stage "compacting", in rows written; empty = no reports.
   ProgressCallback progress;

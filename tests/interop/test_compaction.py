@@ -318,7 +318,7 @@ def test_option_refusals(tmp_path, lance_cpp):
     build(path, [30, 30], version="2.1")
     for flags, word in ((["--compaction-mode", "force_binary_copy"], "force_binary_copy"),
                         (["--defer-index-remap"], "defer_index_remap"),
-                        (["--data-storage-version", "2.2"], "data_storage_version"),
+                        (["--data-storage-version", "legacy"], "data_storage_version"),
                         (["--max-source-rows", "0"], "max_source_rows")):
         proc = lance_cpp.run("compact", path, *flags)
         assert proc.returncode == 1, (flags, proc.stderr)

@@ -421,6 +421,51 @@ TEST(ComputeFeatureFlagsTest, SameV2VersionsDoNotSetBit256) {
   }
 }
 
+TEST(ComputeFeatureFlagsTest, FilesNotAtTheManifestVersionSetBit256) {
+  // As pylance 14: a compaction of a 2.0 dataset into 2.1 files leaves only
+  // 2.1 files, which all agree, yet disagree with the dataset's version.
+  Manifest m;
+  m.data_storage_version = "2.0";
+  m.fragments = {Frag(0, {File("a.lance", 2, 1)}), Frag(1, {File("b.lance", 2, 1)})};
+  auto flags = Compute(m);
+  ASSERT_TRUE(flags.ok()) << flags.status().ToString();
+  EXPECT_EQ(flags->reader, 256u);
+  EXPECT_EQ(flags->writer, 256u);
+
+  // Files at the manifest's version (2.0 written as (0,3) too) need no bit.
+  m.fragments = {Frag(0, {File("a.lance", 0, 3)}), Frag(1, {File("b.lance", 2, 0)})};
+  flags = Compute(m);
+  ASSERT_TRUE(flags.ok());
+  EXPECT_EQ(flags->reader, 0u);
+  EXPECT_EQ(flags->writer, 0u);
+}
+
+TEST(FeatureFlagsTest, StrayFileVersionWithoutBit256IsRefusedByName) {
+  Manifest m;
+  m.data_storage_version = "2.0";
+  m.fragments = {Frag(0, {File("a.lance", 2, 0)}), Frag(7, {File("b.lance", 2, 1)})};
+  Status st = CheckDataFileVersions(m);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(st.IsInvalid()) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "'b.lance' in fragment 7 has version 2.1")) << st.message();
+  EXPECT_TRUE(Contains(st.message(), "version is 2.0")) << st.message();
+  EXPECT_TRUE(Contains(st.message(), "(256)")) << st.message();
+
+  // No recorded version: the files must agree among themselves.
+  m.data_storage_version.clear();
+  st = CheckDataFileVersions(m);
+  EXPECT_FALSE(st.ok());
+  EXPECT_TRUE(Contains(st.message(), "'b.lance' in fragment 7")) << st.message();
+
+  // With the bit, any v2.x mix is read; legacy files are never compared.
+  m.reader_feature_flags = m.writer_feature_flags = 256;
+  EXPECT_TRUE(CheckDataFileVersions(m).ok());
+  Manifest agreed;
+  agreed.data_storage_version = "2.1";
+  agreed.fragments = {Frag(0, {File("a.lance", 2, 1), File("old.lance", 0, 2)})};
+  EXPECT_TRUE(CheckDataFileVersions(agreed).ok());
+}
+
 TEST(ComputeFeatureFlagsTest, MixedVersionsBitIsStickyFromSource) {
   Manifest m;
   m.fragments = {Frag(0, {File("a.lance", 2, 1)})};  // content alone wouldn't set 256

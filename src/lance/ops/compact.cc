@@ -73,13 +73,19 @@ Result<CompactionOptions> Validated(const CompactionOptions& in, const Dataset& 
   }
   LANCE_ASSIGN_OR_RAISE(auto version, dataset.DataStorageVersion());
   if (o.data_storage_version) {
+    // Another v2.x version than the dataset's: the new files are written at
+    // it and the commit sets bit 256, as pylance 14.
     std::string want = *o.data_storage_version;
     if (want == "stable") want = "2.2";  // pylance 14's stable version (as `write --data-storage-version`)
-    if (want != version) {
+    if (want != "2.0" && want != "2.1" && want != "2.2") {
       return Status::NotImplemented("compaction option data_storage_version=", *o.data_storage_version,
-                                    ": dataset ", dataset.uri(), " stores version ", version,
-                                    " files, and lance-cpp does not write mixed file versions");
+                                    ": lance-cpp writes 2.0, 2.1 and 2.2 files");
     }
+    if (want != version && ops::HasBlobV2Columns(dataset)) {
+      return Status::NotImplemented("compaction option data_storage_version=", want, ": dataset ", dataset.uri(),
+                                    " of version ", version, " has blob v2 columns, which only version 2.2 stores");
+    }
+    o.data_storage_version = want;
   }
   if (version != "2.0" && version != "2.1" && version != "2.2") {
     return Status::NotImplemented("cannot compact dataset ", dataset.uri(), " of data storage version ", version,
@@ -425,7 +431,7 @@ Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, con
   }
   LANCE_ASSIGN_OR_RAISE(auto version, dataset->DataStorageVersion());
   ops::FragmentWriterOptions writer_options;
-  writer_options.storage_version = version;
+  writer_options.storage_version = options.data_storage_version.value_or(version);
   writer_options.max_rows_per_file = file_rows.empty() ? options.target_rows_per_fragment : file_rows.front();
   writer_options.file_row_counts = file_rows;
   writer_options.max_rows_per_group = options.max_rows_per_group;

@@ -74,6 +74,15 @@ const Field* FirstBlobV2Field(const std::vector<Field>& fields) {
   return nullptr;
 }
 
+// A blob column of either kind (v2, or lance-encoding:blob on large_binary).
+const Field* FirstBlobField(const std::vector<Field>& fields) {
+  for (const auto& f : fields) {
+    if (file::IsBlobV2Field(f) || f.metadata.count("lance-encoding:blob")) return &f;
+    if (const Field* inner = FirstBlobField(f.children)) return inner;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 Result<uint64_t> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store, const Dataset* dataset,
@@ -91,15 +100,28 @@ Result<uint64_t> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store, c
   const bool appending = params.mode == WriteMode::kAppend && base;
 
   Schema schema;
-  std::string storage_version;
+  std::string storage_version;  // the dataset's
+  std::string file_version;     // the new files'; empty = storage_version
   std::shared_ptr<arrow::Schema> target;
   if (appending) {
     schema = base->file.manifest.schema;
     LANCE_ASSIGN_OR_RAISE(storage_version, dataset->DataStorageVersion());
-    if (params.data_storage_version &&
-        NormalizeStorageVersion(*params.data_storage_version) != storage_version) {
-      return Status::Invalid("cannot append to ", uri, ": it stores data as version ", storage_version,
-                             ", not ", *params.data_storage_version);
+    if (params.data_storage_version) {
+      // Files of another v2.x version than the dataset's: the commit sets
+      // bit 256 and the dataset keeps its own version, as pylance 14.
+      file_version = NormalizeStorageVersion(*params.data_storage_version);
+      if (file_version != storage_version) {
+        if (storage_version != "2.0" && storage_version != "2.1" && storage_version != "2.2") {
+          return Status::Invalid("cannot append data files of version ", file_version, " to ", uri,
+                                 " of data storage version ", storage_version,
+                                 ": v1 and v2 storage versions cannot be mixed");
+        }
+        if (const Field* blob = FirstBlobField(schema.fields)) {
+          return Status::NotImplemented("cannot append version ", file_version, " files to ", uri,
+                                        " (version ", storage_version, "): blob column '", blob->name,
+                                        "' is stored differently by each version");
+        }
+      }
     }
     LANCE_ASSIGN_OR_RAISE(target, schema.ToArrow());
   } else {
@@ -115,12 +137,13 @@ Result<uint64_t> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store, c
     if (storage_version == "2.2") target = ops::BlobV2InputSchema(*target);
     LANCE_ASSIGN_OR_RAISE(schema, Schema::FromArrow(*target, 0));
   }
-  if (storage_version != "2.0" && storage_version != "2.1" && storage_version != "2.2") {
-    return Status::Invalid("cannot write data storage version '", storage_version, "' to ", uri,
+  if (file_version.empty()) file_version = storage_version;
+  if (file_version != "2.0" && file_version != "2.1" && file_version != "2.2") {
+    return Status::Invalid("cannot write data storage version '", file_version, "' to ", uri,
                            ": lance-cpp writes 2.0, 2.1 and 2.2");
   }
 
-  if (storage_version == "2.2") {
+  if (file_version == "2.2") {
     // pylance keeps blob columns of 2.2 datasets as blob v2: the logical
     // struct<data, uri> in the manifest, descriptors in the files.
     LANCE_RETURN_NOT_OK(ops::CheckBlobV2Writable(schema, uri));
@@ -134,7 +157,7 @@ Result<uint64_t> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store, c
                                   ": blob v2 needs data storage version 2.2");
   }
 
-  auto writer_options = ops::FragmentWriterOptions::FromParams(params, storage_version);
+  auto writer_options = ops::FragmentWriterOptions::FromParams(params, file_version);
   if (base) writer_options.external.bases = base->file.manifest.base_paths;
   writer_options.external.allow_outside_bases = params.allow_external_blob_outside_bases;
   util::ProgressStage progress(params.progress, "writing", "rows", params.expected_rows);

@@ -29,6 +29,47 @@ Status RefuseUnsupported(bool reading, uint64_t flags, uint64_t supported) {
                                 bits, why, ")");
 }
 
+using FilePair = std::pair<uint32_t, uint32_t>;
+
+// A data file's v2.x version, (0,3) read as 2.0 (how 2.0 was first
+// written); nullopt for legacy files, which are not part of the v2.x contract.
+std::optional<FilePair> V2FileVersion(const DataFile& file) {
+  FilePair v{file.file_major_version, file.file_minor_version};
+  if (v == FilePair{0, 3}) v = {2, 0};
+  if (v.first < 2) return std::nullopt;
+  return v;
+}
+
+// The manifest's recorded data storage version when it is a v2.x one.
+std::optional<FilePair> ManifestV2Version(const Manifest& manifest) {
+  const std::string& v = manifest.data_storage_version;
+  if (v == "2.0") return FilePair{2, 0};
+  if (v == "2.1") return FilePair{2, 1};
+  if (v == "2.2") return FilePair{2, 2};
+  return std::nullopt;
+}
+
+// The first v2 data file whose version differs from the manifest's recorded
+// version (or, when none is recorded, from the first v2 file's): such files
+// need bit 256, as pylance 14 decides it.
+struct StrayFile {
+  const Fragment* fragment;
+  const DataFile* file;
+  FilePair expected;
+};
+std::optional<StrayFile> FirstStrayFile(const Manifest& manifest) {
+  std::optional<FilePair> expected = ManifestV2Version(manifest);
+  for (const auto& frag : manifest.fragments) {
+    for (const auto& file : frag.files) {
+      auto v = V2FileVersion(file);
+      if (!v) continue;
+      if (!expected) expected = v;
+      if (*v != *expected) return StrayFile{&frag, &file, *expected};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 const char* FlagName(uint64_t bit) {
@@ -64,6 +105,17 @@ Status CheckCanRead(const Manifest& manifest) {
   return Status::OK();
 }
 
+Status CheckDataFileVersions(const Manifest& manifest) {
+  if (manifest.reader_feature_flags & kFlagMixedDataFileVersions) return Status::OK();
+  auto stray = FirstStrayFile(manifest);
+  if (!stray) return Status::OK();
+  const auto v = V2FileVersion(*stray->file);
+  return Status::Invalid("data file '", stray->file->path, "' in fragment ", stray->fragment->id, " has version ",
+                         v->first, ".", v->second, ", but the dataset's data storage version is ",
+                         stray->expected.first, ".", stray->expected.second,
+                         " and the mixed data-file-versions feature bit (256) is not set");
+}
+
 Status CheckCanWrite(const Manifest& manifest) {
   LANCE_RETURN_NOT_OK(CheckPairedFlags(manifest.reader_feature_flags, manifest.writer_feature_flags));
   if (manifest.writer_feature_flags & ~kWritableFlags) {
@@ -87,16 +139,9 @@ Result<FeatureFlags> ComputeFeatureFlags(const Manifest& manifest,
   }
 
   bool any_deletions = false, any_row_ids = false, all_row_ids = true, any_overlays = false;
-  bool mixed_file_versions = false;
-  std::optional<std::pair<uint32_t, uint32_t>> first_v2;
+  // pylance 14 sets bit 256 when a v2 file is not at the manifest's version.
+  const bool mixed_file_versions = FirstStrayFile(manifest).has_value();
   for (const auto& frag : manifest.fragments) {
-    for (const auto& file : frag.files) {
-      std::pair<uint32_t, uint32_t> v{file.file_major_version, file.file_minor_version};
-      if (v == std::pair<uint32_t, uint32_t>{0, 3}) v = {2, 0};  // (0,3) is how 2.0 was first written
-      if (v.first < 2) continue;  // legacy files are not part of the v2.x contract
-      if (!first_v2) first_v2 = v;
-      mixed_file_versions |= v != *first_v2;
-    }
     any_deletions |= frag.deletion_file.has_value();
     any_row_ids |= frag.row_ids.present();
     all_row_ids &= frag.row_ids.present();

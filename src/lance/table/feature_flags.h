@@ -72,8 +72,12 @@ inline constexpr uint64_t kStickyPairedFlags = kFlagMixedDataFileVersions;
 //                         deleted), never in place, so no index carries a
 //                         value that a lance-cpp write made stale.
 // 256 mixed file versions read: every data file is decoded by the version in
-//                         its own footer. write: the bit is computed from the
-//                         files and kept (sticky, paired) as the reference.
+//                         its own footer; without the bit, a file not at the
+//                         dataset's version is refused (CheckDataFileVersions).
+//                         write: set when a v2 file is not at the manifest's
+//                         data storage version (appends and compactions with
+//                         another data_storage_version), then kept (sticky,
+//                         paired) as the reference.
 //
 // Where the checks run: Dataset::Open checks the reader flags of the version
 // it opens. Every writer (append, overwrite, delete, update, merge-insert,
@@ -100,6 +104,10 @@ const char* FlagName(uint64_t bit);
 Status CheckCanRead(const Manifest& manifest);
 /// The same for writer flags and kWritableFlags, before any write.
 Status CheckCanWrite(const Manifest& manifest);
+/// Refuses, without bit 256, a v2 data file whose version is not the
+/// manifest's data storage version (or, with none recorded, the first v2
+/// file's), naming the fragment and file, as pylance 14 refuses it.
+Status CheckDataFileVersions(const Manifest& manifest);
 /// Refuses one of the paired bits set without the other.
 Status CheckPairedFlags(uint64_t reader_flags, uint64_t writer_flags);
 

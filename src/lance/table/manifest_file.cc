@@ -74,6 +74,10 @@ Result<ManifestFile> ParseManifestFile(std::string_view bytes, const std::string
   }
   ManifestFile out;
   LANCE_ASSIGN_OR_RAISE(out.manifest, ManifestFromProto(proto, path));
+  if (check != FlagCheck::kNone) {
+    Status st = CheckDataFileVersions(out.manifest);
+    if (!st.ok()) return st.WithMessage(path, ": ", st.message());
+  }
 
   if (out.manifest.index_section) {
     LANCE_ASSIGN_OR_RAISE(auto msg, MessageAt(bytes, *out.manifest.index_section,
