@@ -54,7 +54,7 @@ class CommitTest : public ::testing::Test {
     file.fields = {0, 1};
     file.column_indices = {0, 1};
     file.file_major_version = 2;
-    file.file_minor_version = 0;
+    file.file_minor_version = 2;  // the default data storage version: no mixed versions (bit 256)
     file.file_size_bytes = 100;
     f.files.push_back(file);
     f.physical_rows = rows;
