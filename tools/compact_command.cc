@@ -107,9 +107,11 @@ int RunCompact(const std::vector<std::string>& argv) {
   if (auto err = ParseRetryFlags(args, /*operation_level=*/true, &options.retry)) {
     return ReportUsage(err->message, kCompactUsage);
   }
-  const std::string& uri = args.positional[0];
+  auto dataset = Dataset::Open(args.positional[0]);
+  if (!dataset.ok()) return ReportError(dataset.status());
+  auto compaction = (*dataset)->NewCompaction();
   if (args.Has("--plan")) {
-    auto plan = PlanCompaction(uri, options);
+    auto plan = compaction.Options(options).Plan();
     if (!plan.ok()) return ReportError(plan.status());
     if (args.Has("--json")) {
       std::cout << CompactionPlanToJson(*plan) << std::endl;
@@ -126,13 +128,14 @@ int RunCompact(const std::vector<std::string>& argv) {
   }
   ProgressBar bar(args.Has("--quiet"));
   options.progress = bar.Callback();
-  auto result = CompactFiles(uri, options);
+  auto committed = compaction.Options(options).Commit();
   bar.Clear();
-  if (!result.ok()) return ReportError(result.status());
-  const auto& m = result->metrics;
+  if (!committed.ok()) return ReportError(committed.status());
+  const CompactionResult& result = compaction.result();
+  const auto& m = result.metrics;
   PrintChange("removed " + Counted(m.fragments_removed, "fragment") + " and " + Counted(m.files_removed, "file") +
                   ", added " + Counted(m.fragments_added, "fragment") + " and " + Counted(m.files_added, "file"),
-              result->version, result->committed);
+              result.version, result.committed);
   return kExitOk;
 }
 

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "lance/dataset.h"
 #include "lance/fragment.h"
 #include "lance/progress.h"
 #include "lance/retry.h"
@@ -111,32 +113,69 @@ struct CompactionResult {
   bool committed = false;
 };
 
-/// The tasks pylance 14's `Compaction.plan` makes for the latest version of
-/// the dataset at `uri`. Refuses (NotImplemented) what lance-cpp cannot
+/// Compaction started from an opened dataset (Dataset::NewCompaction), as
+/// the builders of lance/dataset_ops.h: it plans on the handle's version,
+/// reads and writes every file through the handle's filesystem, and on a
+/// retryable conflict runs again on the latest version through it.
+///
+///   auto compaction = ds->NewCompaction();
+///   LANCE_ASSIGN_OR_RAISE(auto v2, compaction.Options(options).Commit());
+///   compaction.result().metrics.fragments_removed;
+class CompactionBuilder {
+ public:
+  explicit CompactionBuilder(std::shared_ptr<const Dataset> dataset) : dataset_(std::move(dataset)) {}
+  CompactionBuilder& Options(CompactionOptions options) {
+    options_ = std::move(options);
+    return *this;
+  }
+  /// The plan for the handle's version (see PlanCompaction).
+  Result<CompactionPlan> Plan() const;
+  /// Plan, execute and commit, as pylance's `compact_files`; returns the
+  /// dataset at the version committed, or the dataset the run read when
+  /// the plan was empty (result().committed is false).
+  Result<std::shared_ptr<Dataset>> Commit();
+  /// The metrics and version of the last successful Commit.
+  const CompactionResult& result() const { return result_; }
+
+ private:
+  std::shared_ptr<const Dataset> dataset_;
+  CompactionOptions options_;
+  CompactionResult result_;
+};
+
+/// The tasks pylance 14's `Compaction.plan` makes for `dataset`'s version.
+/// Refuses (NotImplemented) what lance-cpp cannot
 /// compact correctly: a fragment reuse index, legacy or nested blob columns
 /// (top-level blob v2 columns are rewritten, their bytes written anew beside
 /// the new files, as pylance 14 does), data overlay files, and the option
 /// values listed above. Executing a task is also
 /// refused when an index covers one of its fragments: pylance 14 rewrites
 /// such indices (stable row ids or not), which lance-cpp cannot do yet.
-Result<CompactionPlan> PlanCompaction(const std::string& uri, const CompactionOptions& options = {});
+Result<CompactionPlan> PlanCompaction(const Dataset& dataset, const CompactionOptions& options = {});
 
 /// Rewrites the live rows of the task's fragments, in order, into new
-/// fragments (streamed: memory follows the batch size, not the fragments).
+/// fragments (streamed: memory follows the batch size, not the fragments),
+/// reading the task's read_version of `dataset` (the handle itself when it
+/// is at that version) and writing through its filesystem.
 /// Commits nothing. Refused when an index covers one of the fragments.
-Result<RewriteResult> ExecuteCompactionTask(const std::string& uri, const CompactionTask& task,
+Result<RewriteResult> ExecuteCompactionTask(const Dataset& dataset, const CompactionTask& task,
                                             const CompactionOptions& options = {});
 
-/// Commits the results of tasks of one plan: reserves ids for their new
-/// fragments (a ReserveFragments version), then one Rewrite with a group per
-/// result, as pylance 14's `Compaction.commit`. A concurrent change to one of
-/// the old fragments is a retryable conflict (lance/status.h).
-Result<CompactionResult> CommitCompaction(const std::string& uri, const std::vector<RewriteResult>& results,
+/// Commits the results of tasks of one plan into `dataset`'s store: reserves
+/// ids for their new fragments (a ReserveFragments version), then one
+/// Rewrite with a group per result (read version: the results'), as
+/// pylance 14's `Compaction.commit`. A concurrent change to one of the old
+/// fragments is a retryable conflict (lance/status.h).
+Result<CompactionResult> CommitCompaction(const Dataset& dataset, const std::vector<RewriteResult>& results,
                                           const CompactionOptions& options = {});
 
-/// Plan, execute and commit, as pylance's `compact_files`; nothing is
-/// committed when the plan is empty. Re-run on the new latest version after
-/// a retryable conflict, per options.retry.
+/// The same on the latest version of the dataset at `uri`: open, then the
+/// functions above (CompactFiles: the builder).
+Result<CompactionPlan> PlanCompaction(const std::string& uri, const CompactionOptions& options = {});
+Result<RewriteResult> ExecuteCompactionTask(const std::string& uri, const CompactionTask& task,
+                                            const CompactionOptions& options = {});
+Result<CompactionResult> CommitCompaction(const std::string& uri, const std::vector<RewriteResult>& results,
+                                          const CompactionOptions& options = {});
 Result<CompactionResult> CompactFiles(const std::string& uri, const CompactionOptions& options = {});
 
 /// The JSON forms of the distributed pieces. A task's JSON carries the

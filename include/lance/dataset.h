@@ -29,6 +29,7 @@ class DeleteBuilder;
 class UpdateBuilder;
 class MergeInsertBuilder;
 class RestoreBuilder;
+class CompactionBuilder;
 
 struct OpenOptions {
   /// A version number, or a tag name; empty = the latest version.
@@ -82,6 +83,8 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   MergeInsertBuilder NewMergeInsert(std::vector<std::string> on) const;
   /// Commits the content of `version` as the new latest version.
   RestoreBuilder NewRestore(uint64_t version) const;
+  /// Compaction of this version (include lance/compaction.h).
+  CompactionBuilder NewCompaction() const;
 
   /// Creates tag `name` on `version` (see lance::CreateTag).
   Status CreateTag(const std::string& name, uint64_t version) const;

@@ -13,6 +13,7 @@
 #include <map>
 
 #include "lance/blob.h"
+#include "lance/compaction.h"
 #include "lance/dataset.h"
 #include "lance/dataset_ops.h"
 #include "lance/scanner.h"
@@ -558,6 +559,116 @@ TEST_F(DatasetOpsTest, InjectedOpenFailureIsAClearError) {
   EXPECT_NE(table.status().message().find("injected failure opening"), std::string::npos)
       << table.status().ToString();
   EXPECT_EQ(Read(*opened).size(), 20u);
+}
+
+
+// Compaction through its builder on a dataset opened with a filesystem:
+// every file read and written through it (the two fragments of 10 rows are
+// merged into one), none created outside it; the distributed steps too.
+TEST_F(DatasetOpsTest, CompactionGoesThroughTheFilesystem) {
+  const fs::path cwd = fs::current_path();
+  ASSERT_FALSE(fs::exists(cwd / "ds"));
+  auto v1 = Create();
+  ASSERT_TRUE(v1);
+  const auto rows = Read(v1);
+  auto opened = OpenDs();
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  CompactionOptions options;
+  options.target_rows_per_fragment = 100;
+  auto compaction = (*opened)->NewCompaction();
+  compaction.Options(options);
+  auto plan = compaction.Plan();
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->tasks.size(), 1u);
+  const int64_t opens = counting_->opens, writes = counting_->writes;
+  auto compacted = compaction.Commit();
+  ASSERT_TRUE(compacted.ok()) << compacted.status().ToString();
+  EXPECT_GT(counting_->opens, opens);
+  EXPECT_GT(counting_->writes, writes);
+  EXPECT_TRUE(compaction.result().committed);
+  EXPECT_EQ(compaction.result().metrics.fragments_removed, 2u);
+  EXPECT_EQ(compaction.result().metrics.fragments_added, 1u);
+  // ReserveFragments, then the Rewrite.
+  EXPECT_EQ((*compacted)->version(), 3u);
+  EXPECT_EQ(compaction.result().version, 3u);
+  EXPECT_EQ((*compacted)->manifest().fragments.size(), 1u);
+  EXPECT_EQ(Read(*compacted), rows);
+
+  // Plan, execute and commit from handles: a task executed against a
+  // handle at another version reads the plan's version through its store.
+  auto appended = (*compacted)->NewAppend().Commit(Rows({50}, 0));
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  auto plan2 = PlanCompaction(**appended, options);
+  ASSERT_TRUE(plan2.ok()) << plan2.status().ToString();
+  ASSERT_EQ(plan2->tasks.size(), 1u);
+  auto more = (*appended)->NewAppend().Commit(Rows({60}, 0));
+  ASSERT_TRUE(more.ok()) << more.status().ToString();
+  auto rewritten = ExecuteCompactionTask(**more, plan2->tasks[0], options);
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status().ToString();
+  EXPECT_EQ(rewritten->read_version, (*appended)->version());
+  auto committed = CommitCompaction(**more, {*rewritten}, options);
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  EXPECT_TRUE(committed->committed);
+  auto latest = OpenDs();
+  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+  EXPECT_EQ((*latest)->version(), committed->version);
+  EXPECT_EQ((*latest)->manifest().fragments.size(), 2u);  // the compacted one, and 60's
+  EXPECT_EQ(Read(*latest).size(), 22u);
+
+  EXPECT_FALSE(fs::exists(cwd / "ds"));
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().filename(), "ds") << entry.path();
+  }
+}
+
+// Each write of a compaction failing in turn: a clear error naming the
+// file, the rows unchanged and no new data file left behind; a failure
+// before the first commit leaves the previous version the latest.
+TEST_F(DatasetOpsTest, InjectedWriteFailureDuringCompaction) {
+  auto v1 = Create();
+  ASSERT_TRUE(v1);
+  const auto rows = Read(v1);
+  auto data_files = [&] {
+    size_t n = 0;
+    for (const auto& e : fs::directory_iterator(dir_ / "ds" / "data")) n += e.is_regular_file();
+    return n;
+  };
+  const size_t files_before = data_files();
+  CompactionOptions options;
+  options.target_rows_per_fragment = 100;
+  options.retry.conflict_retries = 0;
+  bool committed = false;
+  int failures = 0;
+  for (int64_t n = 1; n <= 12 && !committed; ++n) {
+    auto latest_before = OpenDs();
+    ASSERT_TRUE(latest_before.ok()) << latest_before.status().ToString();
+    counting_->ArmWriteFailure(n);
+    auto result = (*latest_before)->NewCompaction().Options(options).Commit();
+    const bool hit = counting_->writes_since_arm >= n;
+    counting_->Disarm();
+    if (result.ok()) {
+      committed = true;
+      EXPECT_EQ((*result)->manifest().fragments.size(), 1u);
+      EXPECT_EQ(Read(*result), rows);
+      break;
+    }
+    ASSERT_TRUE(hit) << result.status().ToString();
+    ++failures;
+    EXPECT_NE(result.status().message().find("injected failure"), std::string::npos) << result.status().ToString();
+    EXPECT_NE(result.status().message().find(counting_->last_failed), std::string::npos)
+        << result.status().ToString();
+    auto latest = OpenDs();
+    ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+    if (n == 1) {
+      // The new data file could not be written: nothing was committed.
+      EXPECT_EQ((*latest)->version(), 1u) << counting_->last_failed;
+    }
+    EXPECT_EQ((*latest)->manifest().fragments.size(), 2u) << "after failing write " << n;
+    EXPECT_EQ(Read(*latest), rows) << "after failing write " << n;
+    EXPECT_EQ(data_files(), files_before) << "after failing write " << n << " (" << counting_->last_failed << ")";
+  }
+  EXPECT_TRUE(committed);
+  EXPECT_GE(failures, 3);  // the data file, and the files of each of the two commits
 }
 
 }  // namespace

@@ -10,8 +10,10 @@
 #include <thread>
 
 #include "lance/dataset.h"
+#include "lance/dataset_internal.h"
 #include "lance/file/blob_v2.h"
 #include "lance/ops/blob_v2_values.h"
+#include "lance/ops/dataset_ops_internal.h"
 #include "lance/ops/fragment_writer.h"
 #include "lance/ops/retry.h"
 #include "lance/scanner.h"
@@ -25,16 +27,6 @@ namespace {
 
 constexpr const char* kFragReuseIndexName = "__lance_frag_reuse";
 constexpr const char* kBlobMetaKey = "lance-encoding:blob";
-
-// The latest version of `uri`, opened.
-Result<std::shared_ptr<Dataset>> OpenLatest(const std::string& uri) {
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
-  LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
-  if (!base) return Status::IOError("dataset not found: ", uri);
-  OpenOptions open;
-  open.version = std::to_string(base->location.version);
-  return Dataset::Open(uri, open);
-}
 
 // The options' values lance-cpp cannot honour, refused by name; and the
 // reference's validate(): a threshold of 1.0 or more turns materializing off.
@@ -133,9 +125,7 @@ Result<std::vector<std::set<uint32_t>>> IndexFragmaps(const Dataset& dataset) {
       out.emplace_back(index.fragment_ids->begin(), index.fragment_ids->end());
       continue;
     }
-    OpenOptions at;
-    at.version = std::to_string(index.dataset_version);
-    LANCE_ASSIGN_OR_RAISE(auto old, Dataset::Open(dataset.uri(), at));
+    LANCE_ASSIGN_OR_RAISE(auto old, dataset.Checkout(std::to_string(index.dataset_version)));
     std::set<uint32_t> ids;
     for (uint32_t i = 0; i < old->manifest().max_fragment_id.value_or(0); ++i) ids.insert(i);
     out.push_back(std::move(ids));
@@ -200,7 +190,7 @@ Result<uint64_t> SourceBytes(const Dataset& dataset, const std::vector<const Fra
   return total;
 }
 
-Result<CompactionPlan> Plan(const Dataset& dataset, const CompactionOptions& options) {
+Result<CompactionPlan> PlanOf(const Dataset& dataset, const CompactionOptions& options) {
   LANCE_RETURN_NOT_OK(CheckCompactable(dataset));
   LANCE_ASSIGN_OR_RAISE(auto fragmaps, IndexFragmaps(dataset));
   const std::set<uint64_t> excluded(options.excluded_fragment_ids.begin(), options.excluded_fragment_ids.end());
@@ -399,9 +389,9 @@ uint64_t FilesOf(const std::vector<Fragment>& fragments) {
   return n;
 }
 
-Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, const io::ObjectStore& store,
-                              const CompactionTask& task, const CompactionOptions& options,
-                              util::ProgressStage* progress) {
+Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, const CompactionTask& task,
+                              const CompactionOptions& options, util::ProgressStage* progress) {
+  const io::ObjectStore& store = *DatasetAccess::Store(*dataset);
   RewriteResult result;
   result.read_version = dataset->version();
   uint64_t surviving = 0;  // live rows
@@ -532,6 +522,9 @@ Result<CompactionResult> Commit(const io::ObjectStore& store, const std::vector<
   return out;
 }
 
+// Plan, execute and commit on `dataset`'s version, once.
+Result<CompactionResult> CompactOnce(const std::shared_ptr<const Dataset>& dataset, const CompactionOptions& options);
+
 void RemoveNewFiles(const io::ObjectStore& store, const std::vector<RewriteResult>& results) {
   for (const auto& r : results) {
     for (const auto& f : r.new_fragments) {
@@ -549,94 +542,132 @@ void RemoveNewFiles(const io::ObjectStore& store, const std::vector<RewriteResul
   }
 }
 
+Result<CompactionResult> CompactOnce(const std::shared_ptr<const Dataset>& dataset, const CompactionOptions& options) {
+  const io::ObjectStore& store = *DatasetAccess::Store(*dataset);
+  LANCE_ASSIGN_OR_RAISE(auto validated, Validated(options, *dataset));
+  auto plan = PlanOf(*dataset, validated);
+  if (!plan.ok()) return plan.status().WithMessage("compaction plan: ", plan.status().message());
+  if (plan->tasks.empty()) {
+    CompactionResult none;
+    none.version = dataset->version();
+    return none;
+  }
+  std::vector<uint64_t> rewritten;
+  for (const auto& task : plan->tasks) rewritten.insert(rewritten.end(), task.fragment_ids.begin(), task.fragment_ids.end());
+  LANCE_RETURN_NOT_OK(CheckNoIndexCovers(*dataset, rewritten));
+  uint64_t total = 0;
+  for (const auto& task : plan->tasks) {
+    for (uint64_t id : task.fragment_ids) {
+      for (const auto& f : dataset->manifest().fragments) {
+        if (f.id != id) continue;
+        LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset->PhysicalRows(f));
+        LANCE_ASSIGN_OR_RAISE(uint64_t deleted, dataset->NumDeletedRows(f));
+        total += physical - std::min(physical, deleted);
+      }
+    }
+  }
+  util::ProgressStage progress(validated.progress, "compacting", "rows", total);
+  // num_threads tasks at a time, as the reference runs them; the results
+  // keep the plan's order, so the reserved ids do not depend on timing.
+  const size_t n = plan->tasks.size();
+  const size_t threads =
+      validated.num_threads ? *validated.num_threads : std::max<size_t>(std::thread::hardware_concurrency(), 1);
+  std::vector<std::optional<RewriteResult>> slots(n);
+  auto done = [&]() {
+    std::vector<RewriteResult> out;
+    for (auto& slot : slots) {
+      if (slot) out.push_back(std::move(*slot));
+    }
+    return out;
+  };
+  for (size_t start = 0; start < n; start += threads) {
+    const size_t count = std::min(threads, n - start);
+    Status st = util::ParallelFor(count, [&](size_t i) -> Status {
+      LANCE_ASSIGN_OR_RAISE(auto r, Execute(dataset, plan->tasks[start + i], validated, &progress));
+      slots[start + i] = std::move(r);
+      return Status::OK();
+    });
+    if (!st.ok()) {
+      RemoveNewFiles(store, done());
+      return st;
+    }
+  }
+  std::vector<RewriteResult> results = done();
+  progress.Finish();
+  auto committed = Commit(store, results, validated);
+  if (!committed.ok()) RemoveNewFiles(store, results);
+  return committed;
+}
+
 }  // namespace
 
-Result<CompactionPlan> PlanCompaction(const std::string& uri, const CompactionOptions& options) {
-  LANCE_ASSIGN_OR_RAISE(auto dataset, OpenLatest(uri));
-  LANCE_ASSIGN_OR_RAISE(auto validated, Validated(options, *dataset));
-  auto plan = Plan(*dataset, validated);
+// ---- On a dataset handle ----
+
+CompactionBuilder Dataset::NewCompaction() const { return CompactionBuilder(shared_from_this()); }
+
+Result<CompactionPlan> CompactionBuilder::Plan() const { return PlanCompaction(*dataset_, options_); }
+
+Result<std::shared_ptr<Dataset>> CompactionBuilder::Commit() {
+  std::shared_ptr<const Dataset> ran_on;
+  LANCE_ASSIGN_OR_RAISE(auto result, ops::RunOnDatasetWithRetries(
+                                         options_.retry, "compaction of " + dataset_->uri(), dataset_,
+                                         [&](const std::shared_ptr<const Dataset>& ds) {
+                                           return CompactOnce(ds, options_);
+                                         },
+                                         &ran_on));
+  result_ = result;
+  return ops::AtVersion(*ran_on, result.version);
+}
+
+Result<CompactionPlan> PlanCompaction(const Dataset& dataset, const CompactionOptions& options) {
+  LANCE_ASSIGN_OR_RAISE(auto validated, Validated(options, dataset));
+  auto plan = PlanOf(dataset, validated);
   if (!plan.ok()) return plan.status().WithMessage("compaction plan: ", plan.status().message());
   return plan;
 }
 
-Result<RewriteResult> ExecuteCompactionTask(const std::string& uri, const CompactionTask& task,
+Result<RewriteResult> ExecuteCompactionTask(const Dataset& handle, const CompactionTask& task,
                                             const CompactionOptions& options) {
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
-  OpenOptions open;
-  open.version = std::to_string(task.read_version);
-  LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri, open));
+  // The version the plan read, through the handle's store.
+  LANCE_ASSIGN_OR_RAISE(std::shared_ptr<const Dataset> dataset, ops::AtVersion(handle, task.read_version));
   LANCE_ASSIGN_OR_RAISE(auto validated, Validated(options, *dataset));
   LANCE_RETURN_NOT_OK(CheckCompactable(*dataset));
   LANCE_RETURN_NOT_OK(CheckNoIndexCovers(*dataset, task.fragment_ids));
   util::ProgressStage progress(validated.progress, "compacting", "rows");
-  return Execute(dataset, *store, task, validated, &progress);
+  return Execute(dataset, task, validated, &progress);
+}
+
+Result<CompactionResult> CommitCompaction(const Dataset& dataset, const std::vector<RewriteResult>& results,
+                                          const CompactionOptions& options) {
+  return Commit(*DatasetAccess::Store(dataset), results, options);
+}
+
+// ---- The URI functions: open, then the handle ----
+
+Result<CompactionPlan> PlanCompaction(const std::string& uri, const CompactionOptions& options) {
+  LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri));
+  return PlanCompaction(*dataset, options);
+}
+
+Result<RewriteResult> ExecuteCompactionTask(const std::string& uri, const CompactionTask& task,
+                                            const CompactionOptions& options) {
+  OpenOptions open;
+  open.version = std::to_string(task.read_version);
+  LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri, open));
+  return ExecuteCompactionTask(*dataset, task, options);
 }
 
 Result<CompactionResult> CommitCompaction(const std::string& uri, const std::vector<RewriteResult>& results,
                                           const CompactionOptions& options) {
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
-  return Commit(*store, results, options);
+  LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri));
+  return CommitCompaction(*dataset, results, options);
 }
 
 Result<CompactionResult> CompactFiles(const std::string& uri, const CompactionOptions& options) {
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
-  return ops::RunWithRetries(options.retry, "compaction of " + uri, [&]() -> Result<CompactionResult> {
-    LANCE_ASSIGN_OR_RAISE(auto dataset, OpenLatest(uri));
-    LANCE_ASSIGN_OR_RAISE(auto validated, Validated(options, *dataset));
-    auto plan = Plan(*dataset, validated);
-    if (!plan.ok()) return plan.status().WithMessage("compaction plan: ", plan.status().message());
-    if (plan->tasks.empty()) {
-      CompactionResult none;
-      none.version = dataset->version();
-      return none;
-    }
-    std::vector<uint64_t> rewritten;
-    for (const auto& task : plan->tasks) rewritten.insert(rewritten.end(), task.fragment_ids.begin(), task.fragment_ids.end());
-    LANCE_RETURN_NOT_OK(CheckNoIndexCovers(*dataset, rewritten));
-    uint64_t total = 0;
-    for (const auto& task : plan->tasks) {
-      for (uint64_t id : task.fragment_ids) {
-        for (const auto& f : dataset->manifest().fragments) {
-          if (f.id != id) continue;
-          LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset->PhysicalRows(f));
-          LANCE_ASSIGN_OR_RAISE(uint64_t deleted, dataset->NumDeletedRows(f));
-          total += physical - std::min(physical, deleted);
-        }
-      }
-    }
-    util::ProgressStage progress(validated.progress, "compacting", "rows", total);
-    // num_threads tasks at a time, as the reference runs them; the results
-    // keep the plan's order, so the reserved ids do not depend on timing.
-    const size_t n = plan->tasks.size();
-    const size_t threads = validated.num_threads
-                               ? *validated.num_threads
-                               : std::max<size_t>(std::thread::hardware_concurrency(), 1);
-    std::vector<std::optional<RewriteResult>> slots(n);
-    auto done = [&]() {
-      std::vector<RewriteResult> out;
-      for (auto& slot : slots) {
-        if (slot) out.push_back(std::move(*slot));
-      }
-      return out;
-    };
-    for (size_t start = 0; start < n; start += threads) {
-      const size_t count = std::min(threads, n - start);
-      Status st = util::ParallelFor(count, [&](size_t i) -> Status {
-        LANCE_ASSIGN_OR_RAISE(auto r, Execute(dataset, *store, plan->tasks[start + i], validated, &progress));
-        slots[start + i] = std::move(r);
-        return Status::OK();
-      });
-      if (!st.ok()) {
-        RemoveNewFiles(*store, done());
-        return st;
-      }
-    }
-    std::vector<RewriteResult> results = done();
-    progress.Finish();
-    auto committed = Commit(*store, results, validated);
-    if (!committed.ok()) RemoveNewFiles(*store, results);
-    return committed;
-  });
+  LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri));
+  auto compaction = dataset->NewCompaction();
+  LANCE_RETURN_NOT_OK(compaction.Options(options).Commit().status());
+  return compaction.result();
 }
 
 }  // namespace lance

@@ -26,16 +26,16 @@ txn::BaseVersion BaseVersionOf(const Dataset& dataset) {
   return txn::BaseVersion{DatasetAccess::Location(dataset), DatasetAccess::File(dataset)};
 }
 
-}  // namespace ops
-
-namespace {
-
-// The dataset at `version` in the store of `from`. Builders hold const
-// handles; a Dataset is immutable, so handing out the same object is safe.
+// Builders hold const handles; a Dataset is immutable, so handing out the
+// same object is safe.
 Result<std::shared_ptr<Dataset>> AtVersion(const Dataset& from, uint64_t version) {
   if (from.version() == version) return std::const_pointer_cast<Dataset>(from.shared_from_this());
   return from.Checkout(std::to_string(version));
 }
+
+}  // namespace ops
+
+namespace {
 
 Status CheckSameFilesystem(const Dataset& dataset, const WriteParams& params, const char* op) {
   if (params.filesystem && params.filesystem != DatasetAccess::Store(dataset)->filesystem()) {
@@ -54,7 +54,7 @@ Result<std::shared_ptr<Dataset>> WriteOnHandle(const std::shared_ptr<const Datas
   params.mode = mode;
   LANCE_ASSIGN_OR_RAISE(uint64_t version,
                         ops::WriteRows(DatasetAccess::Store(*dataset), dataset.get(), *data, params));
-  return AtVersion(*dataset, version);
+  return ops::AtVersion(*dataset, version);
 }
 
 }  // namespace
@@ -103,7 +103,7 @@ Result<std::shared_ptr<Dataset>> DeleteBuilder::Commit() {
                        [&](const std::shared_ptr<const Dataset>& ds) { return ops::DeleteOnce(ds, predicate_, options_); },
                        &ran_on));
   result_ = result;
-  return AtVersion(*ran_on, result.version);
+  return ops::AtVersion(*ran_on, result.version);
 }
 
 Result<std::shared_ptr<Dataset>> UpdateBuilder::Commit() {
@@ -118,7 +118,7 @@ Result<std::shared_ptr<Dataset>> UpdateBuilder::Commit() {
                                          },
                                          &ran_on));
   result_ = result;
-  return AtVersion(*ran_on, result.version);
+  return ops::AtVersion(*ran_on, result.version);
 }
 
 Result<std::shared_ptr<Dataset>> MergeInsertBuilder::Commit(const std::shared_ptr<arrow::RecordBatchReader>& source) {
@@ -145,12 +145,12 @@ Result<std::shared_ptr<Dataset>> MergeInsertBuilder::Commit(const std::shared_pt
           },
           &ran_on));
   result_ = result;
-  return AtVersion(*ran_on, result.version);
+  return ops::AtVersion(*ran_on, result.version);
 }
 
 Result<std::shared_ptr<Dataset>> RestoreBuilder::Commit() {
   LANCE_ASSIGN_OR_RAISE(uint64_t version, ops::RestoreOnce(*dataset_, version_, retry_));
-  return AtVersion(*dataset_, version);
+  return ops::AtVersion(*dataset_, version);
 }
 
 // ---- The URI functions: open, then the builders ----

@@ -28,6 +28,10 @@ Status CheckWritable(const Dataset& dataset);
 /// The dataset's version as a commit's base (CommitOptions::latest).
 txn::BaseVersion BaseVersionOf(const Dataset& dataset);
 
+/// The dataset at `version` in the store of `from` (`from` itself when it
+/// is at that version): what a builder's Commit returns.
+Result<std::shared_ptr<Dataset>> AtVersion(const Dataset& from, uint64_t version);
+
 /// Delete, update and merge-insert on `dataset`'s version, committed with it
 /// as the read version. A retryable conflict is returned, not retried.
 Result<DeleteResult> DeleteOnce(const std::shared_ptr<const Dataset>& dataset, const std::string& predicate,
