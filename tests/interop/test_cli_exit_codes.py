@@ -59,7 +59,7 @@ int link(const char* from, const char* to) {
 def pause_shim(tmp_path_factory) -> Path:
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
-        pytest.skip("no C compiler for the LD_PRELOAD shim")
+        pytest.fail("no C compiler (cc, gcc or clang) for the LD_PRELOAD shim")
     d = tmp_path_factory.mktemp("pause-shim")
     src = d / "pause_link.c"
     src.write_text(SHIM_SOURCE)

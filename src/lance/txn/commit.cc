@@ -217,9 +217,9 @@ Result<CommitResult> Committer::Loop(Transaction txn) {
     // its own.
     (void)store_.Delete(txn_path);
     if (!put.IsAlreadyExists()) return put;
-    // Another writer committed after the caller loaded: check against it
-    // and rebuild, as if nothing had been given. Not an attempt of its own.
-    if (trusting_given) continue;
+    // Another writer took the version, after this one's own load or after
+    // the caller's copy was read: either way a lost race, which counts as
+    // an attempt (a --max-retries 1 write that loses it fails).
     if (!base) {
       return CommitConflict("dataset " + store_.uri() + " was created concurrently by another writer");
     }
