@@ -584,3 +584,20 @@ TEST(RowVersionSequenceTest, CorruptInputsAreInvalid) {
 
 }  // namespace
 }  // namespace lance::table
+
+TEST(RowVersionSequenceTest, AppendKeepsRunsMaximal) {
+  lance::table::RowVersionSequence seq;
+  seq.Append(2, 3);
+  seq.Append(1, 3);  // same version: extends the run
+  seq.Append(0, 7);  // nothing to add: no empty run
+  seq.Append(4, 5);
+  seq.Append(1, 3);
+  ASSERT_EQ(seq.runs().size(), 3u);
+  EXPECT_EQ(seq.runs()[0].length, 3u);
+  EXPECT_EQ(seq.runs()[0].version, 3u);
+  EXPECT_EQ(seq.runs()[1].length, 4u);
+  EXPECT_EQ(seq.runs()[1].version, 5u);
+  EXPECT_EQ(seq.runs()[2].length, 1u);
+  EXPECT_EQ(seq.Length(), 8u);
+  EXPECT_EQ(seq.ToVector(), (std::vector<uint64_t>{3, 3, 3, 5, 5, 5, 5, 3}));
+}

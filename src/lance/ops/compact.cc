@@ -311,15 +311,9 @@ void AppendLiveRuns(const std::vector<uint64_t>& versions, const std::vector<uin
 }
 
 std::string RunsOf(const std::vector<uint64_t>& versions, size_t from, size_t count) {
-  std::vector<table::VersionRun> runs;
-  for (size_t i = from; i < from + count; ++i) {
-    if (!runs.empty() && runs.back().version == versions[i]) {
-      ++runs.back().length;
-    } else {
-      runs.push_back({1, versions[i]});
-    }
-  }
-  return table::RowVersionSequence(std::move(runs)).Serialize();
+  table::RowVersionSequence seq;
+  for (size_t i = from; i < from + count; ++i) seq.Append(1, versions[i]);
+  return seq.Serialize();
 }
 
 // With stable row ids the rows keep their ids: the old fragments' row ids,

@@ -466,6 +466,15 @@ std::string RowVersionSequence::Serialize() const {
   return pb.SerializeAsString();
 }
 
+void RowVersionSequence::Append(uint64_t length, uint64_t version) {
+  if (length == 0) return;
+  if (!runs_.empty() && runs_.back().version == version) {
+    runs_.back().length += length;
+  } else {
+    runs_.push_back({length, version});
+  }
+}
+
 uint64_t RowVersionSequence::Length() const {
   uint64_t total = 0;
   for (const auto& run : runs_) total += run.length;

@@ -75,6 +75,9 @@ class RowVersionSequence {
   std::string Serialize() const;
 
   const std::vector<VersionRun>& runs() const { return runs_; }
+  /// Adds `length` rows at `version`, extending the last run when it has
+  /// that version (runs are kept maximal, as the reference writes them).
+  void Append(uint64_t length, uint64_t version);
   uint64_t Length() const;
   /// The version of each row, expanded.
   std::vector<uint64_t> ToVector() const;

@@ -134,17 +134,10 @@ class NewFragmentStamper {
       }
     }
     if (!f->created_at_versions.present() && rewritten_ != nullptr && !carried_ids.empty()) {
-      std::vector<table::VersionRun> runs;
-      auto add = [&runs](uint64_t length, uint64_t version) {
-        if (!runs.empty() && runs.back().version == version) {
-          runs.back().length += length;
-        } else {
-          runs.push_back({length, version});
-        }
-      };
-      for (uint64_t id : carried_ids) add(1, rewritten_->CreatedAt(id));
-      if (carried_ids.size() < rows) add(rows - carried_ids.size(), m_->version);
-      f->created_at_versions.inline_bytes = table::RowVersionSequence(std::move(runs)).Serialize();
+      table::RowVersionSequence seq;
+      for (uint64_t id : carried_ids) seq.Append(1, rewritten_->CreatedAt(id));
+      if (carried_ids.size() < rows) seq.Append(rows - carried_ids.size(), m_->version);
+      f->created_at_versions.inline_bytes = seq.Serialize();
     } else if (!f->created_at_versions.present()) {
       f->created_at_versions.inline_bytes = table::RowVersionSequence({{rows, m_->version}}).Serialize();
     } else if (f->created_at_versions.inline_bytes) {
@@ -155,13 +148,8 @@ class NewFragmentStamper {
         return Status::Invalid(what, " has created_at versions for ", carried, " rows, not ", rows);
       }
       if (carried < rows) {
-        std::vector<table::VersionRun> runs = seq.runs();
-        if (!runs.empty() && runs.back().version == m_->version) {
-          runs.back().length += rows - carried;
-        } else {
-          runs.push_back({rows - carried, m_->version});
-        }
-        f->created_at_versions.inline_bytes = table::RowVersionSequence(std::move(runs)).Serialize();
+        seq.Append(rows - carried, m_->version);
+        f->created_at_versions.inline_bytes = seq.Serialize();
       }
     }
     if (!f->last_updated_at_versions.present()) {
