@@ -155,12 +155,6 @@ Result<std::shared_ptr<Dataset>> RestoreBuilder::Commit() {
 
 // ---- The URI functions: open, then the builders ----
 
-namespace {
-
-Result<std::shared_ptr<Dataset>> OpenLatest(const std::string& uri) { return Dataset::Open(uri); }
-
-}  // namespace
-
 Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::RecordBatchReader>& data,
                                               const std::string& uri, const WriteParams& params) {
   if (!data) return Status::Invalid("write to ", uri, ": no data given");
@@ -186,7 +180,7 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
 
 Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predicate, const DeleteOptions& options) {
   scan::FilterSetupInBackground filter_setup;  // while the manifest is read
-  LANCE_ASSIGN_OR_RAISE(auto dataset, OpenLatest(uri));
+  LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri));
   auto del = dataset->NewDelete(predicate);
   LANCE_RETURN_NOT_OK(del.Options(options).Commit().status());
   return del.result();
@@ -194,7 +188,7 @@ Result<DeleteResult> DeleteRows(const std::string& uri, const std::string& predi
 
 Result<UpdateResult> UpdateRows(const std::string& uri, const std::vector<std::pair<std::string, std::string>>& set,
                                 const std::string& predicate, const UpdateOptions& options) {
-  LANCE_ASSIGN_OR_RAISE(auto dataset, OpenLatest(uri));
+  LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri));
   auto update = dataset->NewUpdate();
   for (const auto& [column, value] : set) update.Set(column, value);
   LANCE_RETURN_NOT_OK(update.Where(predicate).Options(options).Commit().status());
@@ -203,14 +197,14 @@ Result<UpdateResult> UpdateRows(const std::string& uri, const std::vector<std::p
 
 Result<MergeInsertResult> MergeInsert(const std::string& uri, const std::shared_ptr<arrow::RecordBatchReader>& source,
                                       const MergeInsertParams& params) {
-  LANCE_ASSIGN_OR_RAISE(auto dataset, OpenLatest(uri));
+  LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri));
   auto merge = dataset->NewMergeInsert(params.on);
   LANCE_RETURN_NOT_OK(merge.Options(params).Commit(source).status());
   return merge.result();
 }
 
 Result<uint64_t> RestoreVersion(const std::string& uri, uint64_t version) {
-  LANCE_ASSIGN_OR_RAISE(auto dataset, OpenLatest(uri));
+  LANCE_ASSIGN_OR_RAISE(auto dataset, Dataset::Open(uri));
   LANCE_ASSIGN_OR_RAISE(auto restored, dataset->NewRestore(version).Commit());
   return restored->version();
 }
