@@ -92,31 +92,31 @@ int RunWrite(const std::vector<std::string>& argv) {
     if (opened.ok()) before = *opened;
   }
   Result<std::shared_ptr<Dataset>> ds;
+  uint64_t rows = 0, fragments = 0;
   if (!before) {
     ds = WriteDataset(*input, args.positional[0], params);
+    // A new or overwritten dataset holds only what this write wrote.
+    if (ds.ok()) {
+      for (const auto& f : (*ds)->manifest().fragments) {
+        auto physical = (*ds)->PhysicalRows(f);
+        if (!physical.ok()) return ReportError(physical.status());
+        rows += *physical;
+        ++fragments;
+      }
+    }
   } else if (params.mode == WriteMode::kAppend) {
-    ds = before->NewAppend().Options(params).Commit(*input);
+    auto append = before->NewAppend();
+    ds = append.Options(params).Commit(*input);
+    rows = append.result().rows_written;
+    fragments = append.result().fragments_written;
   } else {
-    ds = before->NewOverwrite().Options(params).Commit(*input);
+    auto overwrite = before->NewOverwrite();
+    ds = overwrite.Options(params).Commit(*input);
+    rows = overwrite.result().rows_written;
+    fragments = overwrite.result().fragments_written;
   }
   bar.Clear();
   if (!ds.ok()) return ReportError(ds.status());
-  // What this write added: every fragment of a new or overwritten dataset,
-  // else those above the version it started from.
-  std::optional<uint64_t> previous_max;
-  if (params.mode == WriteMode::kAppend && before) {
-    for (const auto& f : before->manifest().fragments) {
-      previous_max = std::max(previous_max.value_or(0), f.id);
-    }
-  }
-  uint64_t rows = 0, fragments = 0;
-  for (const auto& f : (*ds)->manifest().fragments) {
-    if (previous_max && f.id <= *previous_max) continue;
-    auto physical = (*ds)->PhysicalRows(f);
-    if (!physical.ok()) return ReportError(physical.status());
-    rows += *physical;
-    ++fragments;
-  }
   PrintChange("wrote " + Counted(rows, "row") + " in " + Counted(fragments, "fragment"), (*ds)->version(), true);
   return kExitOk;
 }

@@ -50,10 +50,13 @@ class AppendBuilder {
   }
   /// REQUIRES: `data`'s columns are the dataset's (by name).
   Result<std::shared_ptr<Dataset>> Commit(const std::shared_ptr<arrow::RecordBatchReader>& data);
+  /// After a successful Commit: what it wrote.
+  const WriteResult& result() const { return result_; }
 
  private:
   std::shared_ptr<const Dataset> dataset_;
   WriteParams params_;
+  WriteResult result_;
 };
 
 /// Replaces the dataset's content (and schema) with new rows: an Overwrite.
@@ -66,10 +69,13 @@ class OverwriteBuilder {
     return *this;
   }
   Result<std::shared_ptr<Dataset>> Commit(const std::shared_ptr<arrow::RecordBatchReader>& data);
+  /// After a successful Commit: what it wrote.
+  const WriteResult& result() const { return result_; }
 
  private:
   std::shared_ptr<const Dataset> dataset_;
   WriteParams params_;
+  WriteResult result_;
 };
 
 /// Deletes the rows where a predicate holds (see lance::DeleteRows).

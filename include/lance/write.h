@@ -22,6 +22,14 @@ namespace lance {
 
 enum class WriteMode { kCreate, kAppend, kOverwrite };
 
+/// What one write added: the rows and fragments of its own new data files
+/// (a concurrent writer's appends, committed in between, are not counted).
+struct WriteResult {
+  uint64_t version = 0;  // the version committed
+  uint64_t rows_written = 0;
+  uint64_t fragments_written = 0;
+};
+
 struct WriteParams {
   WriteMode mode = WriteMode::kCreate;
   /// pylance's defaults.

@@ -196,6 +196,29 @@ class DatasetOpsTest : public ::testing::Test {
   std::shared_ptr<CountingFileSystem> counting_;
 };
 
+// An append that commits over another writer's append reports its own rows
+// and fragments only.
+TEST_F(DatasetOpsTest, AppendReportsOnlyWhatItWrote) {
+  auto v1 = Create();
+  ASSERT_TRUE(v1);
+  auto other = v1->NewAppend().Commit(Rows(Range(100, 107), 0));
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  auto mine = v1->NewAppend();  // still on version 1
+  auto v3 = mine.Commit(Rows({200, 201, 202}, 0));
+  ASSERT_TRUE(v3.ok()) << v3.status().ToString();
+  EXPECT_EQ((*v3)->version(), 3u);
+  EXPECT_EQ(mine.result().version, 3u);
+  EXPECT_EQ(mine.result().rows_written, 3u);
+  EXPECT_EQ(mine.result().fragments_written, 1u);
+  EXPECT_EQ(Read(*v3).size(), 20u + 7u + 3u);
+
+  auto overwrite = (*v3)->NewOverwrite();
+  auto v4 = overwrite.Commit(Rows(Range(0, 4), 0));
+  ASSERT_TRUE(v4.ok()) << v4.status().ToString();
+  EXPECT_EQ(overwrite.result().rows_written, 4u);
+  EXPECT_EQ(overwrite.result().fragments_written, 1u);
+}
+
 TEST_F(DatasetOpsTest, EveryOperationThroughItsBuilder) {
   auto v1 = Create();
   ASSERT_TRUE(v1);

@@ -322,8 +322,8 @@ std::string RunsOf(const std::vector<uint64_t>& versions, size_t from, size_t co
 // recalc_versions_for_rewritten_fragments; rows without lineage count as
 // created in version 1, last updated when created). One old fragment and
 // one new fragment's worth of ids in memory at a time.
-Status CarryRowIdentity(const Dataset& dataset, const std::vector<Fragment>& old_fragments,
-                        std::vector<Fragment>* new_fragments) {
+Status RechunkRowIdentity(const Dataset& dataset, const std::vector<Fragment>& old_fragments,
+                          std::vector<Fragment>* new_fragments) {
   std::vector<uint64_t> ids, created, updated;  // live rows not yet given to a new fragment
   size_t consumed = 0;                          // of the front of those vectors
   size_t next_new = 0;
@@ -446,7 +446,7 @@ Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, con
     }
     LANCE_ASSIGN_OR_RAISE(auto fragments, writer.Finish());
     if (dataset->manifest().UsesStableRowIds()) {
-      LANCE_RETURN_NOT_OK(CarryRowIdentity(*dataset, result.original_fragments, &fragments));
+      LANCE_RETURN_NOT_OK(RechunkRowIdentity(*dataset, result.original_fragments, &fragments));
     }
     return fragments;
   }();

@@ -48,13 +48,12 @@ Status CheckSameFilesystem(const Dataset& dataset, const WriteParams& params, co
 
 Result<std::shared_ptr<Dataset>> WriteOnHandle(const std::shared_ptr<const Dataset>& dataset, WriteParams params,
                                                WriteMode mode, const std::shared_ptr<arrow::RecordBatchReader>& data,
-                                               const char* op) {
+                                               const char* op, WriteResult* result) {
   if (!data) return Status::Invalid(op, " to ", dataset->uri(), ": no data given");
   LANCE_RETURN_NOT_OK(CheckSameFilesystem(*dataset, params, op));
   params.mode = mode;
-  LANCE_ASSIGN_OR_RAISE(uint64_t version,
-                        ops::WriteRows(DatasetAccess::Store(*dataset), dataset.get(), *data, params));
-  return ops::AtVersion(*dataset, version);
+  LANCE_ASSIGN_OR_RAISE(*result, ops::WriteRows(DatasetAccess::Store(*dataset), dataset.get(), *data, params));
+  return ops::AtVersion(*dataset, result->version);
 }
 
 }  // namespace
@@ -88,11 +87,11 @@ Result<CleanupResult> Dataset::CleanupOldVersions(int64_t older_than_seconds, bo
 // ---- Builders ----
 
 Result<std::shared_ptr<Dataset>> AppendBuilder::Commit(const std::shared_ptr<arrow::RecordBatchReader>& data) {
-  return WriteOnHandle(dataset_, params_, WriteMode::kAppend, data, "append");
+  return WriteOnHandle(dataset_, params_, WriteMode::kAppend, data, "append", &result_);
 }
 
 Result<std::shared_ptr<Dataset>> OverwriteBuilder::Commit(const std::shared_ptr<arrow::RecordBatchReader>& data) {
-  return WriteOnHandle(dataset_, params_, WriteMode::kOverwrite, data, "overwrite");
+  return WriteOnHandle(dataset_, params_, WriteMode::kOverwrite, data, "overwrite", &result_);
 }
 
 Result<std::shared_ptr<Dataset>> DeleteBuilder::Commit() {
@@ -162,9 +161,9 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
   LANCE_ASSIGN_OR_RAISE(auto latest, table::FindLatestManifest(*store));
   if (!latest) {
     // No dataset yet: every mode creates it.
-    LANCE_ASSIGN_OR_RAISE(uint64_t version, ops::WriteRows(store, nullptr, *data, params));
+    LANCE_ASSIGN_OR_RAISE(WriteResult written, ops::WriteRows(store, nullptr, *data, params));
     OpenOptions at;
-    at.version = std::to_string(version);
+    at.version = std::to_string(written.version);
     return DatasetAccess::Open(store, at);
   }
   if (params.mode == WriteMode::kCreate) {

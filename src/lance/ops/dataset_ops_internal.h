@@ -48,8 +48,8 @@ Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const Ret
 
 /// Writes `data` into `store` per `params.mode` on top of `dataset` (its
 /// version, or null when there is no dataset yet) and returns the version
-/// committed.
-Result<uint64_t> WriteRows(const std::shared_ptr<io::ObjectStore>& store, const Dataset* dataset,
+/// committed with what was written.
+Result<WriteResult> WriteRows(const std::shared_ptr<io::ObjectStore>& store, const Dataset* dataset,
                            arrow::RecordBatchReader& data, const WriteParams& params);
 
 /// Tags and cleanup in the dataset in `store`.

@@ -85,7 +85,7 @@ const Field* FirstBlobField(const std::vector<Field>& fields) {
 
 }  // namespace
 
-Result<uint64_t> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store, const Dataset* dataset,
+Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store, const Dataset* dataset,
                                 arrow::RecordBatchReader& data, const WriteParams& params) {
   const std::string& uri = store->uri();
   if (params.max_rows_per_file == 0) return Status::Invalid("max_rows_per_file must be at least 1");
@@ -169,6 +169,9 @@ Result<uint64_t> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store, c
     return written.status();
   }
   std::vector<Fragment> fragments = std::move(*written);
+  WriteResult result;
+  result.fragments_written = fragments.size();
+  for (const auto& f : fragments) result.rows_written += f.physical_rows.value_or(0);
 
   txn::CommitOptions options;
   options.new_dataset_naming =
@@ -189,7 +192,8 @@ Result<uint64_t> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store, c
     writer.RemoveFiles();  // no manifest refers to them
     return committed.status();
   }
-  return committed->version;
+  result.version = committed->version;
+  return result;
 }
 
 }  // namespace lance
