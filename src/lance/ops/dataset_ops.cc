@@ -19,7 +19,7 @@ Status CheckWritable(const Dataset& dataset) {
     const std::string manifest = DatasetAccess::Store(dataset)->FullPath(DatasetAccess::Location(dataset).path);
     return st.WithMessage("cannot write to ", dataset.uri(), " (manifest ", manifest, "): ", st.message());
   }
-  return Status::OK();
+  return CheckConfigSupported(dataset);
 }
 
 txn::BaseVersion BaseVersionOf(const Dataset& dataset) {

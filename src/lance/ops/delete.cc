@@ -57,7 +57,7 @@ Result<DeleteResult> DeleteOnce(const std::shared_ptr<const Dataset>& dataset, c
   commit_options.latest = &base;
   commit_options.num_retries = static_cast<int>(options.retry.num_retries);
   commit_options.affected_rows = std::move(deletions.affected_rows);
-  auto committed = txn::Commit(store, std::move(t), commit_options);
+  auto committed = ops::CommitTransaction(store, std::move(t), commit_options);
   if (!committed.ok()) {
     for (const auto& path : deletions.written_files) (void)store.Delete(path);  // no manifest refers to them
     return committed.status();

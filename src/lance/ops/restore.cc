@@ -15,7 +15,7 @@ Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const Ret
   options.latest = &base;
   options.num_retries = static_cast<int>(retry.num_retries);
   auto t = txn::Transaction::Make(dataset.version(), txn::Restore{version});
-  LANCE_ASSIGN_OR_RAISE(auto result, txn::Commit(store, std::move(t), options));
+  LANCE_ASSIGN_OR_RAISE(auto result, ops::CommitTransaction(store, std::move(t), options));
   return result.version;
 }
 

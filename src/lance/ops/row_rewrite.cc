@@ -102,7 +102,7 @@ Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& d
   options.latest = &base;
   options.num_retries = static_cast<int>(retry.num_retries);
   options.affected_rows = std::move(deletions.affected_rows);
-  auto committed = txn::Commit(store, txn::Transaction::Make(dataset.version(), std::move(op)), options);
+  auto committed = ops::CommitTransaction(store, txn::Transaction::Make(dataset.version(), std::move(op)), options);
   if (!committed.ok()) {
     for (const auto& f : deletions.written_files) (void)store.Delete(f);
     return committed.status();
