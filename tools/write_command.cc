@@ -29,13 +29,14 @@ int RunWrite(const std::vector<std::string>& argv) {
       "lance-cpp write URI --input FILE [--mode create|append|overwrite] "
       "[--data-storage-version 2.0|2.1|2.2] [--enable-stable-row-ids] [--enable-v2-manifest-paths] "
       "[--allow-external-blob-outside-bases] "
-      "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N] [--max-retries N] [--quiet]";
+      "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N] [--max-retries N] "
+      "[--disable-transaction-file] [--quiet]";
   Args args;
   if (auto err = ParseArgs(argv,
                            {"--input", "--mode", "--data-storage-version", "--max-rows-per-file",
                             "--max-bytes-per-file", "--max-retries"},
                            {"--enable-stable-row-ids", "--enable-v2-manifest-paths", "--allow-external-blob-outside-bases",
-                            "--disable-v2-manifest-paths", "--quiet"},
+                            "--disable-v2-manifest-paths", "--disable-transaction-file", "--quiet"},
                            &args)) {
     return ReportUsage(err->message, kUsage);
   }
@@ -77,6 +78,7 @@ int RunWrite(const std::vector<std::string>& argv) {
     return ReportUsage("--enable-v2-manifest-paths and --disable-v2-manifest-paths exclude each other", kUsage);
   }
   params.enable_v2_manifest_paths = !args.Has("--disable-v2-manifest-paths");
+  params.disable_transaction_file = args.Has("--disable-transaction-file");
 
   // The bar on a terminal only, and not with --quiet.
   ProgressBar bar(args.Has("--quiet"));
@@ -122,11 +124,15 @@ int RunWrite(const std::vector<std::string>& argv) {
 }
 
 int RunDelete(const std::vector<std::string>& argv) {
-  constexpr const char* kUsage = "lance-cpp delete URI PRED [--max-retries N] [--retry-timeout SECONDS] [--quiet]";
+  constexpr const char* kUsage = "lance-cpp delete URI PRED [--max-retries N] [--retry-timeout SECONDS] [--disable-transaction-file] "
+      "[--quiet]";
   Args args;
-  if (auto err = ParseArgs(argv, kRetryFlags, {"--quiet"}, &args)) return ReportUsage(err->message, kUsage);
+  if (auto err = ParseArgs(argv, kRetryFlags, {"--quiet", "--disable-transaction-file"}, &args)) {
+    return ReportUsage(err->message, kUsage);
+  }
   if (args.positional.size() != 2) return ReportUsage("delete takes a URI and a predicate", kUsage);
   DeleteOptions options;
+  options.disable_transaction_file = args.Has("--disable-transaction-file");
   if (auto err = ParseRetryFlags(args, /*operation_level=*/true, &options.retry)) {
     return ReportUsage(err->message, kUsage);
   }

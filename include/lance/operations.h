@@ -39,6 +39,10 @@ struct DeleteOptions {
   /// Re-runs after conflicting commits (conflict_retries, retry_timeout)
   /// and commit attempts (num_retries).
   RetryParams retry;
+  /// Record the transaction only inline in the manifest, with no
+  /// _transactions/ file (writer flag 32; the reference's
+  /// disable_transaction_file).
+  bool disable_transaction_file = false;
 };
 
 /// Deletes the rows of the latest version where `predicate` (SQL, see the

@@ -54,6 +54,10 @@ struct WriteParams {
   /// (retry.num_retries); an append is checked and rebuilt on each new
   /// latest. Creating a dataset is tried once.
   RetryParams retry;
+  /// Record the transaction only inline in the manifest, with no
+  /// _transactions/ file (writer flag 32; the reference's
+  /// disable_transaction_file).
+  bool disable_transaction_file = false;
   /// The filesystem the dataset is written through (OpenOptions::filesystem):
   /// with it, the uri is a path inside it. Null = the one arrow::fs picks.
   std::shared_ptr<arrow::fs::FileSystem> filesystem;

@@ -278,3 +278,99 @@ def test_unimplemented_lance_keys_refused(key, value, tmp_path, lance_cpp):
     lance_cpp.run_ok("config", uri, "unset", key)
     lance_cpp.run_ok("delete", uri, "id = 1", "--quiet")
     assert lance.dataset(str(uri)).count_rows() == 2
+
+
+# --------------------------------------------------------------------------- #
+# Transactions in the manifest only
+# --------------------------------------------------------------------------- #
+
+INLINE_OPS = {
+    "append": lambda src: (["write", "{uri}", "--input", src, "--mode", "append", "--quiet"],
+                           lambda p: lance.write_dataset(rows([200, 201]), str(p), mode="append")),
+    "delete": lambda src: (["delete", "{uri}", "id = 4 OR id = 12", "--quiet"],
+                           lambda p: lance.dataset(str(p)).delete("id = 4 OR id = 12")),
+    "update": lambda src: (["update", "{uri}", "--set", "name='u'", "--where", "id < 3", "--quiet"],
+                           lambda p: lance.dataset(str(p)).update({"name": "'u'"}, where="id < 3")),
+    "merge-insert": lambda src: (["merge-insert", "{uri}", "--on", "id", "--input", src,
+                                  "--when-matched-update-all", "--when-not-matched-insert-all", "--quiet"],
+                                 lambda p: lance.dataset(str(p)).merge_insert("id").when_matched_update_all()
+                                 .when_not_matched_insert_all().execute(rows([200, 201]))),
+    "config": lambda src: (["config", "{uri}", "set", "k7=v7"],
+                           lambda p: lance.dataset(str(p)).update_config({"k7": "v7"})),
+}
+
+
+def _inline_commit(uri: Path, base_listing: dict, renamer: Renamer) -> dict:
+    version = lance.dataset(str(uri)).version
+    mf = wire.read_manifest_file(wire.manifest_path(uri, version))
+    m = dict(mf["manifest"])
+    listing = _listing(uri)
+    return {"manifest": m, "transaction": mf["transaction"],
+            "added": {d: len(listing[d] - base_listing.get(d, set())) for d in listing},
+            "renamer": renamer}
+
+
+@pytest.mark.parametrize("op", list(INLINE_OPS))
+def test_disable_transaction_file_as_pylance(op, base, tmp_path, lance_cpp):
+    """lance-cpp's commit with --disable-transaction-file equals pylance's
+    commit of the same change, except that the transaction is only inline:
+    no _transactions/ file, the manifest names none, writer flag 32."""
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    shutil.copytree(base, ours)
+    shutil.copytree(base, theirs)
+    kept_paths, kept_ids = _base_names(ours)
+    base_listing = _listing(ours)
+    src = _write_arrow(tmp_path / "src.arrow", rows([200, 201]))
+    cpp_args, py_op = INLINE_OPS[op](src)
+    lance_cpp.run_ok(*[str(ours) if a == "{uri}" else a for a in cpp_args], "--disable-transaction-file")
+    py_op(theirs)
+    a = _inline_commit(ours, base_listing, Renamer(kept_paths, kept_ids))
+    b = _inline_commit(theirs, base_listing, Renamer(kept_paths, kept_ids))
+    assert "transaction_file" not in a["manifest"], a["manifest"].get("transaction_file")
+    assert a["added"]["_transactions"] == 0 and b["added"]["_transactions"] == 1
+    flags_a = a["manifest"].pop("writer_feature_flags", [0])[0]
+    flags_b = b["manifest"].pop("writer_feature_flags", [0])[0]
+    assert flags_a == flags_b | FLAG_DISABLE_TRANSACTION_FILE, (flags_a, flags_b)
+    b["manifest"].pop("transaction_file")
+    problems = diff(normalize(a["manifest"], a["renamer"]), normalize(b["manifest"], b["renamer"]))
+    problems += diff(normalize(a["transaction"], a["renamer"], "transaction"),
+                     normalize(b["transaction"], b["renamer"], "transaction"))
+    assert not problems, f"{op}: " + "\n  ".join(problems)
+    # pylance reads it, and its next commit writes a file again and clears the bit.
+    assert lance.dataset(str(ours)).to_table().equals(lance.dataset(str(theirs)).to_table())
+    lance.dataset(str(ours)).delete("id = 15")
+    nxt = wire.read_manifest_file(wire.manifest_path(ours, a["manifest"]["version"][0] + 1))["manifest"]
+    assert not nxt.get("writer_feature_flags", [0])[0] & FLAG_DISABLE_TRANSACTION_FILE
+    assert "transaction_file" in nxt
+
+
+def test_pylance_rebases_on_inline_only_commit(base, tmp_path, lance_cpp):
+    """pylance's delete read before lance-cpp's inline-only delete commits on
+    top of it: pylance checks it through the inline transaction."""
+    uri = tmp_path / "d.lance"
+    shutil.copytree(base, uri)
+    stale = lance.dataset(str(uri))
+    lance_cpp.run_ok("delete", uri, "id = 1", "--disable-transaction-file", "--quiet")
+    lance_cpp.run_ok("config", uri, "set", "k8=v8", "--disable-transaction-file")
+    stale.delete("id = 2")
+    ds = lance.dataset(str(uri))
+    assert ds.version == 7 and ds.count_rows() == 20 - 3
+    assert ds.config()["k8"] == "v8"
+    assert sorted(ds.to_table().column("id").to_pylist()) == [i for i in range(20) if i not in (1, 2, 3)]
+
+
+def test_lance_cpp_reads_pylance_inline_transactions(base, tmp_path, lance_cpp):
+    """pylance writes every transaction inline too: with the _transactions/
+    files gone (as an inline-only writer leaves it), lance-cpp still names
+    every version's operation and writes on top."""
+    uri = tmp_path / "d.lance"
+    shutil.copytree(base, uri)
+    lance.dataset(str(uri)).update_config({"k": "1"})
+    shutil.rmtree(uri / "_transactions")
+    lines = lance_cpp.run_ok("versions", uri).stdout.splitlines()
+    assert [line.split()[2] for line in lines] == ["Overwrite", "Delete", "UpdateConfig", "UpdateConfig",
+                                                   "UpdateConfig"]
+    lance_cpp.run_ok("delete", uri, "id = 7", "--quiet")
+    lance_cpp.run_ok("config", uri, "unset", "k")
+    ds = lance.dataset(str(uri))
+    assert ds.version == 7 and ds.count_rows() == 18 and "k" not in ds.config()

@@ -184,6 +184,7 @@ Result<uint64_t> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store, c
   }
   options.num_retries = params.mode == WriteMode::kCreate ? 1 : static_cast<int>(params.retry.num_retries);
   if (base) options.latest = &*base;
+  options.disable_transaction_file = params.disable_transaction_file;
   auto committed = ops::CommitTransaction(*store, txn::Transaction::Make(read_version, std::move(op)), options);
   if (!committed.ok()) {
     writer.RemoveFiles();  // no manifest refers to them
