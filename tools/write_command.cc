@@ -30,11 +30,12 @@ int RunWrite(const std::vector<std::string>& argv) {
       "[--data-storage-version 2.0|2.1|2.2] [--enable-stable-row-ids] [--enable-v2-manifest-paths] "
       "[--allow-external-blob-outside-bases] "
       "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N] [--max-retries N] "
-      "[--disable-transaction-file] [--quiet]";
+      "[--disable-transaction-file] [--auto-cleanup-interval N --auto-cleanup-older-than SECONDS] [--quiet]";
   Args args;
   if (auto err = ParseArgs(argv,
                            {"--input", "--mode", "--data-storage-version", "--max-rows-per-file",
-                            "--max-bytes-per-file", "--max-retries"},
+                            "--max-bytes-per-file", "--max-retries", "--auto-cleanup-interval",
+                            "--auto-cleanup-older-than"},
                            {"--enable-stable-row-ids", "--enable-v2-manifest-paths", "--allow-external-blob-outside-bases",
                             "--disable-v2-manifest-paths", "--disable-transaction-file", "--quiet"},
                            &args)) {
@@ -79,6 +80,18 @@ int RunWrite(const std::vector<std::string>& argv) {
   }
   params.enable_v2_manifest_paths = !args.Has("--disable-v2-manifest-paths");
   params.disable_transaction_file = args.Has("--disable-transaction-file");
+  // pylance's auto_cleanup_options (interval, older_than_seconds): both or neither.
+  if (args.Has("--auto-cleanup-interval") != args.Has("--auto-cleanup-older-than")) {
+    return ReportUsage("--auto-cleanup-interval and --auto-cleanup-older-than go together", kUsage);
+  }
+  if (args.Has("--auto-cleanup-interval")) {
+    auto interval = ParseU64(args.Get("--auto-cleanup-interval"));
+    auto older = ParseU64(args.Get("--auto-cleanup-older-than"));
+    if (!interval || !older) {
+      return ReportUsage("--auto-cleanup-interval and --auto-cleanup-older-than take whole numbers", kUsage);
+    }
+    params.auto_cleanup = WriteParams::AutoCleanup{*interval, *older};
+  }
 
   // The bar on a terminal only, and not with --quiet.
   ProgressBar bar(args.Has("--quiet"));

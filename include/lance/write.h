@@ -39,6 +39,15 @@ struct WriteParams {
   bool enable_v2_manifest_paths = true;
   /// Config entries to set on the new version (merged into existing config).
   std::map<std::string, std::string> config;
+  /// pylance's auto_cleanup_options: only when creating a dataset, sets
+  /// lance.auto_cleanup.interval and .older_than (formatted as pylance
+  /// formats it, "14days 5s"), so that every `interval`-th commit removes
+  /// versions older than `older_than_seconds`. Unset = no automatic cleanup.
+  struct AutoCleanup {
+    uint64_t interval = 20;
+    uint64_t older_than_seconds = 14 * 24 * 3600;
+  };
+  std::optional<AutoCleanup> auto_cleanup;
   FileWriterOptions file_options;
   /// Blob v2 external URIs outside the dataset's registered base paths:
   /// stored as absolute URIs when true, refused when false (pylance's

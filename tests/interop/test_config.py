@@ -374,3 +374,22 @@ def test_lance_cpp_reads_pylance_inline_transactions(base, tmp_path, lance_cpp):
     lance_cpp.run_ok("config", uri, "unset", "k")
     ds = lance.dataset(str(uri))
     assert ds.version == 7 and ds.count_rows() == 18 and "k" not in ds.config()
+
+
+@pytest.mark.parametrize("interval,older_than", [(5, 14 * 86400 + 5), (1, 0), (20, 59),
+                                                  (3, 2 * 31557600 + 2630016 + 3 * 86400 + 3661)])
+def test_create_with_auto_cleanup_as_pylance(interval, older_than, tmp_path, lance_cpp):
+    """write --auto-cleanup-interval/--auto-cleanup-older-than on create gives
+    pylance's auto_cleanup_options manifest (the duration formatted as it
+    formats it)."""
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    src = _write_arrow(tmp_path / "src.arrow", rows(list(range(5))))
+    lance_cpp.run_ok("write", ours, "--input", src, "--auto-cleanup-interval", interval,
+                     "--auto-cleanup-older-than", older_than, "--quiet")
+    lance.write_dataset(rows(list(range(5))), str(theirs),
+                        auto_cleanup_options={"interval": interval, "older_than_seconds": older_than})
+    assert lance.dataset(str(ours)).config() == lance.dataset(str(theirs)).config()
+    a = committed(ours, {}, Renamer(set(), set()))
+    b = committed(theirs, {}, Renamer(set(), set()))
+    problems = diff(a["manifest"], b["manifest"]) + diff(a["transaction"], b["transaction"])
+    assert not problems, "\n  ".join(problems)

@@ -229,6 +229,15 @@ TEST(HumanDurationTest, HumantimeSyntax) {
     EXPECT_FALSE(ops::ParseHumanDuration(bad).ok()) << bad;
   }
   EXPECT_EQ(*ops::ParseHumanDuration("100000000000y"), std::numeric_limits<int64_t>::max());  // saturates
+  // pylance stores auto_cleanup_options' older_than in humantime's format;
+  // it reads back to the same seconds.
+  EXPECT_EQ(ops::FormatHumanDuration(0), "0s");
+  EXPECT_EQ(ops::FormatHumanDuration(14 * 86400 + 5), "14days 5s");
+  EXPECT_EQ(ops::FormatHumanDuration(3661), "1h 1m 1s");
+  EXPECT_EQ(ops::FormatHumanDuration(86400), "1day");
+  for (uint64_t secs : {uint64_t{1}, uint64_t{59}, uint64_t{90061}, uint64_t{31557600 * 3 + 2630016 + 7}}) {
+    EXPECT_EQ(*ops::ParseHumanDuration(ops::FormatHumanDuration(secs)), static_cast<int64_t>(secs) * s) << secs;
+  }
 }
 
 TEST(AutoCleanupPolicyTest, WhenAndWhat) {

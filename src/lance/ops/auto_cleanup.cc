@@ -100,6 +100,30 @@ Result<int64_t> ParseHumanDuration(std::string_view text) {
   return static_cast<int64_t>(total_nanos > max ? max : total_nanos);
 }
 
+std::string FormatHumanDuration(uint64_t secs, uint32_t nanos) {
+  if (secs == 0 && nanos == 0) return "0s";
+  std::string out;
+  auto item = [&](uint64_t value, const char* name, bool plural) {
+    if (value == 0) return;
+    if (!out.empty()) out += ' ';
+    out += std::to_string(value) + name;
+    if (plural && value > 1) out += 's';
+  };
+  const uint64_t ydays = secs % 31557600;  // years of 365.25 days
+  const uint64_t mdays = ydays % 2630016;  // months of 30.44 days
+  const uint64_t day_secs = mdays % 86400;
+  item(secs / 31557600, "year", true);
+  item(ydays / 2630016, "month", true);
+  item(mdays / 86400, "day", true);
+  item(day_secs / 3600, "h", false);
+  item(day_secs % 3600 / 60, "m", false);
+  item(day_secs % 60, "s", false);
+  item(nanos / 1000000, "ms", false);
+  item(nanos / 1000 % 1000, "us", false);
+  item(nanos % 1000, "ns", false);
+  return out;
+}
+
 Result<std::optional<CleanupPolicy>> AutoCleanupPolicy(const std::map<std::string, std::string>& config,
                                                        uint64_t version, const std::vector<uint64_t>& versions,
                                                        int64_t now_nanos) {

@@ -29,6 +29,10 @@ inline constexpr const char* kAutoCleanupDeleteConcurrency = "lance.auto_cleanup
 /// y/years (365.25 days) and their variations. In nanoseconds, saturating.
 Result<int64_t> ParseHumanDuration(std::string_view text);
 
+/// A duration as humantime's format_duration writes it (pylance stores
+/// auto_cleanup_options' older_than so): "14days 5s", "1h 30m", "0s".
+std::string FormatHumanDuration(uint64_t seconds, uint32_t nanos = 0);
+
 /// The cleanup after committing `version` with `config`, or nullopt when
 /// none is due: none without an interval, else only when the version is a
 /// multiple of it (every version when it is 0). `versions`: every version

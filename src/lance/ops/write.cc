@@ -6,6 +6,7 @@
 
 #include "lance/file/blob_v2.h"
 #include "lance/io/object_store.h"
+#include "lance/ops/auto_cleanup.h"
 #include "lance/ops/blob_v2_external.h"
 #include "lance/ops/blob_v2_input.h"
 #include "lance/ops/dataset_ops_internal.h"
@@ -180,7 +181,13 @@ Result<uint64_t> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store, c
   if (appending) {
     op = txn::Append{std::move(fragments)};
   } else {
-    op = txn::Overwrite{std::move(fragments), std::move(schema), params.config};
+    std::map<std::string, std::string> config = params.config;
+    if (!base && params.auto_cleanup) {
+      // As pylance's auto_cleanup_options: a new dataset only.
+      config[ops::kAutoCleanupInterval] = std::to_string(params.auto_cleanup->interval);
+      config[ops::kAutoCleanupOlderThan] = ops::FormatHumanDuration(params.auto_cleanup->older_than_seconds);
+    }
+    op = txn::Overwrite{std::move(fragments), std::move(schema), std::move(config)};
   }
   options.num_retries = params.mode == WriteMode::kCreate ? 1 : static_cast<int>(params.retry.num_retries);
   if (base) options.latest = &*base;
