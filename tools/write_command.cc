@@ -163,15 +163,15 @@ int RunDelete(const std::vector<std::string>& argv) {
 }
 
 int RunRestore(const std::vector<std::string>& argv) {
-  constexpr const char* kUsage = "lance-cpp restore URI VERSION";
+  constexpr const char* kUsage = "lance-cpp restore URI VERSION [--disable-transaction-file]";
   Args args;
-  if (auto err = ParseArgs(argv, {}, {}, &args)) return ReportUsage(err->message, kUsage);
+  if (auto err = ParseArgs(argv, {}, {"--disable-transaction-file"}, &args)) return ReportUsage(err->message, kUsage);
   if (args.positional.size() != 2) return ReportUsage("restore takes a URI and a version", kUsage);
   auto version = ParseU64(args.positional[1]);
   if (!version) return ReportUsage("VERSION must be a version number, not '" + args.positional[1] + "'", kUsage);
   auto ds = Dataset::Open(args.positional[0]);
   if (!ds.ok()) return ReportError(ds.status());
-  auto restored = (*ds)->NewRestore(*version).Commit();
+  auto restored = (*ds)->NewRestore(*version).DisableTransactionFile(args.Has("--disable-transaction-file")).Commit();
   if (!restored.ok()) return ReportError(restored.status());
   PrintChange("restored version " + std::to_string(*version), (*restored)->version(), true);
   return kExitOk;

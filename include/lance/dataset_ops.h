@@ -224,12 +224,18 @@ class RestoreBuilder {
     retry_ = retry;
     return *this;
   }
+  /// The transaction only inline in the manifest (writer flag 32).
+  RestoreBuilder& DisableTransactionFile(bool disable = true) {
+    disable_transaction_file_ = disable;
+    return *this;
+  }
   Result<std::shared_ptr<Dataset>> Commit();
 
  private:
   std::shared_ptr<const Dataset> dataset_;
   uint64_t version_;
   RetryParams retry_;
+  bool disable_transaction_file_ = false;
 };
 
 }  // namespace lance

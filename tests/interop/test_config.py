@@ -297,6 +297,10 @@ INLINE_OPS = {
                                  .when_not_matched_insert_all().execute(rows([200, 201]))),
     "config": lambda src: (["config", "{uri}", "set", "k7=v7"],
                            lambda p: lance.dataset(str(p)).update_config({"k7": "v7"})),
+    "restore": lambda src: (["restore", "{uri}", "2"], lambda p: lance.dataset(str(p), version=2).restore()),
+    # Two commits (ReserveFragments, then Rewrite), both inline only.
+    "compact": lambda src: (["compact", "{uri}", "--quiet"],
+                            lambda p: lance.dataset(str(p)).optimize.compact_files()),
 }
 
 
@@ -327,7 +331,7 @@ def test_disable_transaction_file_as_pylance(op, base, tmp_path, lance_cpp):
     a = _inline_commit(ours, base_listing, Renamer(kept_paths, kept_ids))
     b = _inline_commit(theirs, base_listing, Renamer(kept_paths, kept_ids))
     assert "transaction_file" not in a["manifest"], a["manifest"].get("transaction_file")
-    assert a["added"]["_transactions"] == 0 and b["added"]["_transactions"] == 1
+    assert a["added"]["_transactions"] == 0 and b["added"]["_transactions"] == (2 if op == "compact" else 1)
     flags_a = a["manifest"].pop("writer_feature_flags", [0])[0]
     flags_b = b["manifest"].pop("writer_feature_flags", [0])[0]
     assert flags_a == flags_b | FLAG_DISABLE_TRANSACTION_FILE, (flags_a, flags_b)
@@ -393,3 +397,28 @@ def test_create_with_auto_cleanup_as_pylance(interval, older_than, tmp_path, lan
     b = committed(theirs, {}, Renamer(set(), set()))
     problems = diff(a["manifest"], b["manifest"]) + diff(a["transaction"], b["transaction"])
     assert not problems, "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("cpp,py,conflict", [
+    (["set", "k=cpp"], lambda d: d.update_config({"k": "py"}), True),
+    (["unset", "k1"], lambda d: d.update_config({"k1": "py"}), True),
+    (["set", "a=cpp"], lambda d: d.update_config({"b": "py"}), False),
+    (["set-schema-metadata", "a=1"], lambda d: d.update_schema_metadata({"b": "2"}), True),
+    (["set-field-metadata", "id", "a=1"], lambda d: d.update_field_metadata({"id": {"b": "2"}}), True),
+    (["set-field-metadata", "id", "a=1"], lambda d: d.update_field_metadata({"name": {"b": "2"}}), False),
+    (["set", "k=cpp"], lambda d: d.delete("id = 9"), False),
+], ids=["same-key", "set-vs-unset", "other-keys", "schema-metadata", "same-field", "other-fields", "delete"])
+def test_pylance_checks_lance_cpp_update_config(cpp, py, conflict, base, tmp_path, lance_cpp):
+    """A pylance commit read before lance-cpp's UpdateConfig is checked
+    against it by pylance's own conflict rules."""
+    uri = tmp_path / "d.lance"
+    shutil.copytree(base, uri)
+    stale = lance.dataset(str(uri))
+    lance_cpp.run_ok("config", uri, *cpp)
+    if conflict:
+        with pytest.raises(Exception, match="(?i)conflict"):
+            py(stale)
+        assert lance.dataset(str(uri)).version == 5
+    else:
+        py(stale)
+        assert lance.dataset(str(uri)).version == 6

@@ -487,6 +487,7 @@ Result<CompactionResult> Commit(const io::ObjectStore& store, const std::vector<
   }
   txn::CommitOptions commit_options;
   commit_options.num_retries = static_cast<int>(options.retry.num_retries);
+  commit_options.disable_transaction_file = options.disable_transaction_file;
   txn::Rewrite rewrite;
   std::vector<uint64_t> ids;
   {

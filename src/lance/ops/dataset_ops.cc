@@ -149,7 +149,7 @@ Result<std::shared_ptr<Dataset>> MergeInsertBuilder::Commit(const std::shared_pt
 }
 
 Result<std::shared_ptr<Dataset>> RestoreBuilder::Commit() {
-  LANCE_ASSIGN_OR_RAISE(uint64_t version, ops::RestoreOnce(*dataset_, version_, retry_));
+  LANCE_ASSIGN_OR_RAISE(uint64_t version, ops::RestoreOnce(*dataset_, version_, retry_, disable_transaction_file_));
   return ops::AtVersion(*dataset_, version);
 }
 

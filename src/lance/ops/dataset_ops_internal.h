@@ -45,7 +45,8 @@ Result<MergeInsertResult> MergeInsertOnce(const std::shared_ptr<const Dataset>& 
                                           arrow::RecordBatchReader& source, const MergeInsertParams& params);
 
 /// Restore of `version` committed on top of `dataset`'s version.
-Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const RetryParams& retry);
+Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const RetryParams& retry,
+                             bool disable_transaction_file = false);
 
 /// Writes `data` into `store` per `params.mode` on top of `dataset` (its
 /// version, or null when there is no dataset yet) and returns the version
