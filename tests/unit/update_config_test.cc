@@ -212,6 +212,26 @@ TEST_F(UpdateConfigTest, InlineOnlyTransactions) {
   EXPECT_EQ(ManifestOf(4).manifest.writer_feature_flags & 32, 0u);
 }
 
+TEST_F(UpdateConfigTest, UnimplementedLanceKeysRefusedOnWrite) {
+  // Writing such a key with the rows is refused as well as writing to a
+  // dataset that has it; setting it through UpdateConfig is allowed (it
+  // changes nothing but the config), and so is removing it.
+  WriteParams params;
+  params.mode = WriteMode::kAppend;
+  params.config = {{"lance.row_lineage.spill", "true"}};
+  auto appended = WriteDataset(Rows(50, 52), uri_, params);
+  ASSERT_FALSE(appended.ok());
+  EXPECT_NE(appended.status().message().find("lance.row_lineage.spill"), std::string::npos);
+  auto v2 = v1_->NewUpdateConfig().Config(Set({{"lance.auto_cleanup.referenced_branch", "true"}})).Commit();
+  ASSERT_TRUE(v2.ok()) << v2.status().ToString();
+  auto del = (*v2)->NewDelete("id = 1").Commit();
+  ASSERT_FALSE(del.ok());
+  EXPECT_NE(del.status().message().find("lance.auto_cleanup.referenced_branch"), std::string::npos);
+  auto v3 = (*v2)->NewUpdateConfig().Config(Set({{"lance.auto_cleanup.referenced_branch", "false"}})).Commit();
+  ASSERT_TRUE(v3.ok());
+  EXPECT_TRUE((*v3)->NewDelete("id = 1").Commit().ok());
+}
+
 TEST(HumanDurationTest, HumantimeSyntax) {
   constexpr int64_t s = 1'000'000'000;
   const std::vector<std::pair<std::string, int64_t>> ok = {

@@ -198,11 +198,10 @@ Result<txn::CommitResult> CommitTransaction(const io::ObjectStore& store, txn::T
   return result;
 }
 
-Status CheckConfigSupported(const Dataset& dataset) {
-  const auto& config = dataset.manifest().config;
+Status CheckConfigKeys(const std::map<std::string, std::string>& config, const std::string& uri) {
   auto refuse = [&](const std::string& key, const std::string& value, const char* what) {
-    return Status::NotImplemented("cannot write to ", dataset.uri(), ": its config sets ", key, "=", value, " (",
-                                  what, "), which pylance 14 implements and lance-cpp does not; remove the key "
+    return Status::NotImplemented("cannot write to ", uri, ": its config sets ", key, "=", value, " (", what,
+                                  "), which pylance 14 implements and lance-cpp does not; remove the key "
                                   "(lance-cpp config URI unset ", key, ") or write with pylance");
   };
   if (auto it = config.find(kRowLineageSpill); it != config.end() && it->second != "false") {
@@ -212,6 +211,10 @@ Status CheckConfigSupported(const Dataset& dataset) {
     return refuse(it->first, it->second, "automatic cleanup of the branches that reference this one");
   }
   return Status::OK();
+}
+
+Status CheckConfigSupported(const Dataset& dataset) {
+  return CheckConfigKeys(dataset.manifest().config, dataset.uri());
 }
 
 }  // namespace lance::ops

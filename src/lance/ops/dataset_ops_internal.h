@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,5 +90,7 @@ Result<txn::CommitResult> CommitTransaction(const io::ObjectStore& store, txn::T
 /// Refuses a write to a dataset whose config holds a `lance.` key whose
 /// meaning pylance 14 implements and lance-cpp does not, naming the key.
 Status CheckConfigSupported(const Dataset& dataset);
+/// The same for config entries about to be written to `uri`.
+Status CheckConfigKeys(const std::map<std::string, std::string>& config, const std::string& uri);
 
 }  // namespace lance::ops

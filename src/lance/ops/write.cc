@@ -92,6 +92,7 @@ Result<uint64_t> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store, c
   if (params.max_rows_per_file == 0) return Status::Invalid("max_rows_per_file must be at least 1");
   // Checks the writer feature flags before any file is written.
   if (dataset) LANCE_RETURN_NOT_OK(ops::CheckWritable(*dataset));
+  LANCE_RETURN_NOT_OK(ops::CheckConfigKeys(params.config, uri));
   std::optional<txn::BaseVersion> base;
   if (dataset) base = ops::BaseVersionOf(*dataset);
   if (params.mode == WriteMode::kCreate && base) {
