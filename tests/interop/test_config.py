@@ -233,6 +233,10 @@ def test_auto_cleanup_as_pylance(case, tagged, tmp_path, lance_cpp):
         (["write", ours, "--input", src, "--mode", "overwrite", "--quiet"],
          lambda: lance.write_dataset(rows(list(range(100, 105))), str(theirs), mode="overwrite")),
         (["delete", ours, "id = 102", "--quiet"], lambda: lance.dataset(str(theirs)).delete("id = 102")),
+        (["write", ours, "--input", src, "--mode", "append", "--quiet"],
+         lambda: lance.write_dataset(rows(list(range(100, 105))), str(theirs), mode="append")),
+        # Two commits each side (ReserveFragments, Rewrite), each a trigger.
+        (["compact", ours, "--quiet"], lambda: lance.dataset(str(theirs)).optimize.compact_files()),
         (["config", ours, "set", "x=1"], lambda: lance.dataset(str(theirs)).update_config({"x": "1"})),
         # Only while version 1 is still there (tagged, or not cleaned yet).
         (["restore", ours, "1"], lambda: lance.dataset(str(theirs), version=1).restore()),
