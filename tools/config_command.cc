@@ -1,6 +1,7 @@
 // `config`: the dataset's config and its table, schema and field metadata
 // (UpdateConfig commits, as pylance's update_config and friends).
 #include <iostream>
+#include <map>
 
 #include "cli.h"
 #include "lance/dataset.h"
@@ -10,7 +11,8 @@ namespace lance::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "lance-cpp config URI list | set KEY=VALUE... [--replace] | unset KEY...\n"
+    "lance-cpp config URI list | list-table-metadata | list-schema-metadata | list-field-metadata FIELD\n"
+    "       | set KEY=VALUE... [--replace] | unset KEY...\n"
     "       | set-table-metadata KEY=VALUE... [--replace] | unset-table-metadata KEY...\n"
     "       | set-schema-metadata KEY=VALUE... [--replace] | unset-schema-metadata KEY...\n"
     "       | set-field-metadata FIELD KEY=VALUE... [--replace] | unset-field-metadata FIELD KEY...\n"
@@ -51,11 +53,39 @@ int RunConfig(const std::vector<std::string>& argv) {
   }
   const bool replace = args.Has("--replace");
 
-  if (action == "list") {
-    if (p.size() != 2) return ReportUsage("config list takes no more arguments", kUsage);
+  // The maps as they are: KEY=VALUE lines, sorted by key.
+  if (action == "list" || action == "list-table-metadata" || action == "list-schema-metadata" ||
+      action == "list-field-metadata") {
+    const bool field = action == "list-field-metadata";
+    if (p.size() != (field ? 3u : 2u)) {
+      return ReportUsage(action + (field ? " takes a FIELD" : " takes no more arguments"), kUsage);
+    }
     auto ds = Dataset::Open(uri);
     if (!ds.ok()) return ReportError(ds.status());
-    for (const auto& [k, v] : (*ds)->manifest().config) std::cout << k << "=" << v << "\n";
+    const Manifest& m = (*ds)->manifest();
+    const std::map<std::string, std::string>* map = &m.config;
+    if (action == "list-table-metadata") map = &m.table_metadata;
+    if (action == "list-schema-metadata") map = &m.schema.metadata;
+    if (field) {
+      // A dotted path, as set-field-metadata takes it.
+      const std::vector<Field>* level = &m.schema.fields;
+      const Field* found = nullptr;
+      std::string rest = p[2];
+      while (true) {
+        const size_t dot = rest.find('.');
+        const std::string name = rest.substr(0, dot);
+        found = nullptr;
+        for (const auto& f : *level) {
+          if (f.name == name) found = &f;
+        }
+        if (!found || dot == std::string::npos) break;
+        level = &found->children;
+        rest = rest.substr(dot + 1);
+      }
+      if (!found) return ReportError(Status::Invalid("field '", p[2], "' not found in ", uri));
+      map = &found->metadata;
+    }
+    for (const auto& [k, v] : *map) std::cout << k << "=" << v << "\n";
     return kExitOk;
   }
 

@@ -165,6 +165,9 @@ def test_lance_cpp_writes_keep_pylance_config(base, tmp_path, lance_cpp):
     lance_cpp.run_ok("delete", uri, "id = 5", "--quiet")
     lance_cpp.run_ok("update", uri, "--set", "name='u'", "--where", "id = 6", "--quiet")
     assert lance_cpp.run_ok("config", uri, "list").stdout == "k1=v1\nk2=v2\n"
+    assert lance_cpp.run_ok("config", uri, "list-table-metadata").stdout == "owner=py\n"
+    assert lance_cpp.run_ok("config", uri, "list-schema-metadata").stdout == "sm1=x\nsm2=y\n"
+    assert lance_cpp.run_ok("config", uri, "list-field-metadata", "name").stdout == "d=x\n"
     ds = lance.dataset(str(uri))
     assert ds.config() == {"k1": "v1", "k2": "v2"}
     assert ds.metadata == {"owner": "py"}
