@@ -16,7 +16,7 @@ constexpr const char* kCompactUsage =
     "[--compaction-mode reencode|try_binary_copy|force_binary_copy] [--data-storage-version V] "
     "[--num-threads N] [--batch-size N] [--max-source-fragments N] [--max-source-rows N] "
     "[--max-source-bytes N] [--exclude-fragments I,J,...] [--max-retries N] [--retry-timeout SECONDS] "
-    "[--plan [--json]] [--quiet]";
+    "[--disable-transaction-file] [--plan [--json]] [--quiet]";
 
 std::optional<uint64_t> ParseCount(const std::string& s) {
   uint64_t v = 0;
@@ -96,7 +96,8 @@ int RunCompact(const std::vector<std::string>& argv) {
                                           "--exclude-fragments"};
   value_flags.insert(value_flags.end(), kRetryFlags.begin(), kRetryFlags.end());
   if (auto err = ParseArgs(argv, value_flags,
-                           {"--no-materialize-deletions", "--defer-index-remap", "--plan", "--json", "--quiet"},
+                           {"--no-materialize-deletions", "--defer-index-remap", "--plan", "--json", "--quiet",
+                            "--disable-transaction-file"},
                            &args)) {
     return ReportUsage(err->message, kCompactUsage);
   }
@@ -104,6 +105,7 @@ int RunCompact(const std::vector<std::string>& argv) {
   if (args.Has("--json") && !args.Has("--plan")) return ReportUsage("--json goes with --plan", kCompactUsage);
   CompactionOptions options;
   if (auto err = ParseOptions(args, &options)) return ReportUsage(err->message, kCompactUsage);
+  options.disable_transaction_file = args.Has("--disable-transaction-file");
   if (auto err = ParseRetryFlags(args, /*operation_level=*/true, &options.retry)) {
     return ReportUsage(err->message, kCompactUsage);
   }

@@ -35,6 +35,10 @@ constexpr const char* kUsage =
     "       [--materialize-deletions-threshold F] [--no-materialize-deletions] [--defer-index-remap]\n"
     "       [--compaction-mode reencode|try_binary_copy|force_binary_copy] [--data-storage-version V]\n"
     "       [--num-threads N] [--plan [--json]] [--quiet]   merge small fragments, drop deleted rows\n"
+    "  config URI list | set KEY=VALUE... [--replace] | unset KEY...\n"
+    "       | set-table-metadata / set-schema-metadata KEY=VALUE... [--replace] | unset-table-metadata /\n"
+    "       unset-schema-metadata KEY... | set-field-metadata FIELD KEY=VALUE... [--replace]\n"
+    "       | unset-field-metadata FIELD KEY...   the config and metadata (UpdateConfig commits)\n"
     "Writing commands print one line: what changed, then '; new version N' or '; version N unchanged'.\n"
     "Long ones draw a progress bar on stderr when it is a terminal, unless --quiet.\n";
 
@@ -64,5 +68,6 @@ int main(int argc, char** argv) {
   if (cmd == "merge-insert") return lance::cli::RunMergeInsert(args);
   if (cmd == "cleanup") return lance::cli::RunCleanup(args);
   if (cmd == "compact") return lance::cli::RunCompact(args);
+  if (cmd == "config") return lance::cli::RunConfig(args);
   return lance::cli::ReportUsage("unknown command '" + cmd + "'", kUsage);
 }

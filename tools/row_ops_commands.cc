@@ -12,11 +12,11 @@ namespace {
 
 constexpr const char* kUpdateUsage =
     "lance-cpp update URI --set COL=EXPR [--set ...] [--where PRED] [--max-retries N] [--retry-timeout SECONDS] "
-    "[--quiet]";
+    "[--disable-transaction-file] [--quiet]";
 constexpr const char* kMergeInsertUsage =
     "lance-cpp merge-insert URI --on KEY[,KEY] --input FILE [--when-matched-update-all] "
     "[--when-not-matched-insert-all] [--when-not-matched-by-source-delete [PRED]] [--max-retries N] "
-    "[--retry-timeout SECONDS] [--quiet]";
+    "[--retry-timeout SECONDS] [--disable-transaction-file] [--quiet]";
 constexpr const char* kCleanupUsage =
     "lance-cpp cleanup URI --older-than DURATION [--delete-unverified] [--quiet]";
 
@@ -81,10 +81,12 @@ int RunUpdate(const std::vector<std::string>& argv) {
     set.emplace_back(column, value);
   }
   Args args;
-  if (auto err = ParseArgs(rest, {"--where", "--max-retries", "--retry-timeout"}, {"--quiet"}, &args)) {
+  if (auto err = ParseArgs(rest, {"--where", "--max-retries", "--retry-timeout"},
+                           {"--quiet", "--disable-transaction-file"}, &args)) {
     return ReportUsage(err->message, kUpdateUsage);
   }
   UpdateOptions options;
+  options.disable_transaction_file = args.Has("--disable-transaction-file");
   if (auto err = ParseRetryFlags(args, /*operation_level=*/true, &options.retry)) {
     return ReportUsage(err->message, kUpdateUsage);
   }
@@ -108,7 +110,8 @@ int RunMergeInsert(const std::vector<std::string>& argv) {
   // it, when the command line has one positional more than the URI.
   const std::vector<std::string> values = {"--on", "--input", "--max-retries", "--retry-timeout"};
   const std::vector<std::string> switches = {"--when-matched-update-all", "--when-not-matched-insert-all",
-                                             "--when-not-matched-by-source-delete", "--quiet"};
+                                             "--when-not-matched-by-source-delete", "--quiet",
+                                             "--disable-transaction-file"};
   Args trial;
   std::vector<std::string> plain;
   for (const auto& a : argv) {
@@ -146,6 +149,7 @@ int RunMergeInsert(const std::vector<std::string>& argv) {
     return ReportUsage(err->message, kMergeInsertUsage);
   }
   params.on = SplitCommas(args.Get("--on"));
+  params.disable_transaction_file = args.Has("--disable-transaction-file");
   params.when_matched_update_all = args.Has("--when-matched-update-all");
   params.when_not_matched_insert_all = args.Has("--when-not-matched-insert-all");
   auto input = OpenInput(args.Get("--input"));

@@ -29,13 +29,15 @@ int RunWrite(const std::vector<std::string>& argv) {
       "lance-cpp write URI --input FILE [--mode create|append|overwrite] "
       "[--data-storage-version 2.0|2.1|2.2] [--enable-stable-row-ids] [--enable-v2-manifest-paths] "
       "[--allow-external-blob-outside-bases] "
-      "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N] [--max-retries N] [--quiet]";
+      "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N] [--max-retries N] "
+      "[--disable-transaction-file] [--auto-cleanup-interval N --auto-cleanup-older-than SECONDS] [--quiet]";
   Args args;
   if (auto err = ParseArgs(argv,
                            {"--input", "--mode", "--data-storage-version", "--max-rows-per-file",
-                            "--max-bytes-per-file", "--max-retries"},
+                            "--max-bytes-per-file", "--max-retries", "--auto-cleanup-interval",
+                            "--auto-cleanup-older-than"},
                            {"--enable-stable-row-ids", "--enable-v2-manifest-paths", "--allow-external-blob-outside-bases",
-                            "--disable-v2-manifest-paths", "--quiet"},
+                            "--disable-v2-manifest-paths", "--disable-transaction-file", "--quiet"},
                            &args)) {
     return ReportUsage(err->message, kUsage);
   }
@@ -77,6 +79,19 @@ int RunWrite(const std::vector<std::string>& argv) {
     return ReportUsage("--enable-v2-manifest-paths and --disable-v2-manifest-paths exclude each other", kUsage);
   }
   params.enable_v2_manifest_paths = !args.Has("--disable-v2-manifest-paths");
+  params.disable_transaction_file = args.Has("--disable-transaction-file");
+  // pylance's auto_cleanup_options (interval, older_than_seconds): both or neither.
+  if (args.Has("--auto-cleanup-interval") != args.Has("--auto-cleanup-older-than")) {
+    return ReportUsage("--auto-cleanup-interval and --auto-cleanup-older-than go together", kUsage);
+  }
+  if (args.Has("--auto-cleanup-interval")) {
+    auto interval = ParseU64(args.Get("--auto-cleanup-interval"));
+    auto older = ParseU64(args.Get("--auto-cleanup-older-than"));
+    if (!interval || !older) {
+      return ReportUsage("--auto-cleanup-interval and --auto-cleanup-older-than take whole numbers", kUsage);
+    }
+    params.auto_cleanup = WriteParams::AutoCleanup{*interval, *older};
+  }
 
   // The bar on a terminal only, and not with --quiet.
   ProgressBar bar(args.Has("--quiet"));
@@ -122,11 +137,15 @@ int RunWrite(const std::vector<std::string>& argv) {
 }
 
 int RunDelete(const std::vector<std::string>& argv) {
-  constexpr const char* kUsage = "lance-cpp delete URI PRED [--max-retries N] [--retry-timeout SECONDS] [--quiet]";
+  constexpr const char* kUsage = "lance-cpp delete URI PRED [--max-retries N] [--retry-timeout SECONDS] [--disable-transaction-file] "
+      "[--quiet]";
   Args args;
-  if (auto err = ParseArgs(argv, kRetryFlags, {"--quiet"}, &args)) return ReportUsage(err->message, kUsage);
+  if (auto err = ParseArgs(argv, kRetryFlags, {"--quiet", "--disable-transaction-file"}, &args)) {
+    return ReportUsage(err->message, kUsage);
+  }
   if (args.positional.size() != 2) return ReportUsage("delete takes a URI and a predicate", kUsage);
   DeleteOptions options;
+  options.disable_transaction_file = args.Has("--disable-transaction-file");
   if (auto err = ParseRetryFlags(args, /*operation_level=*/true, &options.retry)) {
     return ReportUsage(err->message, kUsage);
   }
@@ -144,15 +163,15 @@ int RunDelete(const std::vector<std::string>& argv) {
 }
 
 int RunRestore(const std::vector<std::string>& argv) {
-  constexpr const char* kUsage = "lance-cpp restore URI VERSION";
+  constexpr const char* kUsage = "lance-cpp restore URI VERSION [--disable-transaction-file]";
   Args args;
-  if (auto err = ParseArgs(argv, {}, {}, &args)) return ReportUsage(err->message, kUsage);
+  if (auto err = ParseArgs(argv, {}, {"--disable-transaction-file"}, &args)) return ReportUsage(err->message, kUsage);
   if (args.positional.size() != 2) return ReportUsage("restore takes a URI and a version", kUsage);
   auto version = ParseU64(args.positional[1]);
   if (!version) return ReportUsage("VERSION must be a version number, not '" + args.positional[1] + "'", kUsage);
   auto ds = Dataset::Open(args.positional[0]);
   if (!ds.ok()) return ReportError(ds.status());
-  auto restored = (*ds)->NewRestore(*version).Commit();
+  auto restored = (*ds)->NewRestore(*version).DisableTransactionFile(args.Has("--disable-transaction-file")).Commit();
   if (!restored.ok()) return ReportError(restored.status());
   PrintChange("restored version " + std::to_string(*version), (*restored)->version(), true);
   return kExitOk;

@@ -71,6 +71,9 @@ struct CompactionOptions {
   /// CompactFiles: re-runs after a retryable conflict (conflict_retries,
   /// retry_timeout) and commit attempts (num_retries).
   RetryParams retry;
+  /// Record both commits' transactions only inline in the manifest, with
+  /// no _transactions/ file (writer flag 32).
+  bool disable_transaction_file = false;
 };
 
 /// pylance's CompactionMetrics.

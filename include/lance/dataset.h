@@ -29,6 +29,7 @@ class DeleteBuilder;
 class UpdateBuilder;
 class MergeInsertBuilder;
 class RestoreBuilder;
+class UpdateConfigBuilder;
 class CompactionBuilder;
 
 struct OpenOptions {
@@ -83,6 +84,8 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   MergeInsertBuilder NewMergeInsert(std::vector<std::string> on) const;
   /// Commits the content of `version` as the new latest version.
   RestoreBuilder NewRestore(uint64_t version) const;
+  /// Changes to the config and the table, schema and field metadata.
+  UpdateConfigBuilder NewUpdateConfig() const;
   /// Compaction of this version (include lance/compaction.h).
   CompactionBuilder NewCompaction() const;
 

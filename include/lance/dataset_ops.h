@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -169,6 +170,56 @@ class MergeInsertBuilder {
   MergeInsertResult result_;
 };
 
+struct UpdateConfigOptions {
+  /// Commit attempts (retry.num_retries); the change is never re-run: a
+  /// concurrent change of the same key or metadata is a conflict.
+  RetryParams retry;
+  /// Record the transaction only inline in the manifest, with no
+  /// _transactions/ file (writer flag 32; the reference's
+  /// disable_transaction_file).
+  bool disable_transaction_file = false;
+};
+
+/// Changes to the dataset's config, table metadata, schema metadata and
+/// field metadata, committed as one UpdateConfig, as pylance's
+/// update_config / delete_config_keys / update_metadata /
+/// update_schema_metadata / update_field_metadata (and replace_*) do. Maps
+/// not set are left alone. The config's `lance.auto_cleanup.*` keys take
+/// effect from this commit on, as in pylance.
+class UpdateConfigBuilder {
+ public:
+  explicit UpdateConfigBuilder(std::shared_ptr<const Dataset> dataset) : dataset_(std::move(dataset)) {}
+  UpdateConfigBuilder& Config(UpdateMap update) {
+    config_ = std::move(update);
+    return *this;
+  }
+  UpdateConfigBuilder& TableMetadata(UpdateMap update) {
+    table_metadata_ = std::move(update);
+    return *this;
+  }
+  UpdateConfigBuilder& SchemaMetadata(UpdateMap update) {
+    schema_metadata_ = std::move(update);
+    return *this;
+  }
+  /// `field_path`: a top-level field's name, a nested one's with dots
+  /// ("s.x"), as pylance's field paths. An unknown path fails the Commit.
+  UpdateConfigBuilder& FieldMetadata(std::string field_path, UpdateMap update) {
+    fields_.emplace_back(std::move(field_path), std::move(update));
+    return *this;
+  }
+  UpdateConfigBuilder& Options(UpdateConfigOptions options) {
+    options_ = std::move(options);
+    return *this;
+  }
+  Result<std::shared_ptr<Dataset>> Commit();
+
+ private:
+  std::shared_ptr<const Dataset> dataset_;
+  std::optional<UpdateMap> config_, table_metadata_, schema_metadata_;
+  std::vector<std::pair<std::string, UpdateMap>> fields_;
+  UpdateConfigOptions options_;
+};
+
 /// Commits the content of an older version as the new latest version.
 class RestoreBuilder {
  public:
@@ -179,12 +230,18 @@ class RestoreBuilder {
     retry_ = retry;
     return *this;
   }
+  /// The transaction only inline in the manifest (writer flag 32).
+  RestoreBuilder& DisableTransactionFile(bool disable = true) {
+    disable_transaction_file_ = disable;
+    return *this;
+  }
   Result<std::shared_ptr<Dataset>> Commit();
 
  private:
   std::shared_ptr<const Dataset> dataset_;
   uint64_t version_;
   RetryParams retry_;
+  bool disable_transaction_file_ = false;
 };
 
 }  // namespace lance

@@ -5,13 +5,25 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "lance/progress.h"
 #include "lance/retry.h"
 #include "lance/status.h"
 
 namespace lance {
+
+/// Changes to one string map of a dataset (its config, table metadata,
+/// schema metadata or one field's metadata): the reference's UpdateMap.
+struct UpdateMap {
+  /// key -> new value; nullopt removes the key (ignored when replacing).
+  std::vector<std::pair<std::string, std::optional<std::string>>> entries;
+  /// True: the map becomes exactly the entries that have a value.
+  bool replace = false;
+};
 
 struct DeleteResult {
   /// The new version, or the version read when nothing matched (no commit).
@@ -27,6 +39,10 @@ struct DeleteOptions {
   /// Re-runs after conflicting commits (conflict_retries, retry_timeout)
   /// and commit attempts (num_retries).
   RetryParams retry;
+  /// Record the transaction only inline in the manifest, with no
+  /// _transactions/ file (writer flag 32; the reference's
+  /// disable_transaction_file).
+  bool disable_transaction_file = false;
 };
 
 /// Deletes the rows of the latest version where `predicate` (SQL, see the

@@ -34,6 +34,10 @@ struct UpdateOptions {
   /// Re-runs after conflicting commits (conflict_retries, retry_timeout)
   /// and commit attempts (num_retries).
   RetryParams retry;
+  /// Record the transaction only inline in the manifest, with no
+  /// _transactions/ file (writer flag 32; the reference's
+  /// disable_transaction_file).
+  bool disable_transaction_file = false;
 };
 
 /// UPDATE ... SET col = value, ... WHERE predicate, as pylance's update:
@@ -62,6 +66,10 @@ struct MergeInsertParams {
   /// Re-runs after conflicting commits (conflict_retries, retry_timeout)
   /// and commit attempts (num_retries).
   RetryParams retry;
+  /// Record the transaction only inline in the manifest, with no
+  /// _transactions/ file (writer flag 32; the reference's
+  /// disable_transaction_file).
+  bool disable_transaction_file = false;
 };
 
 struct MergeInsertResult {

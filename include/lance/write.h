@@ -47,6 +47,15 @@ struct WriteParams {
   bool enable_v2_manifest_paths = true;
   /// Config entries to set on the new version (merged into existing config).
   std::map<std::string, std::string> config;
+  /// pylance's auto_cleanup_options: only when creating a dataset, sets
+  /// lance.auto_cleanup.interval and .older_than (formatted as pylance
+  /// formats it, "14days 5s"), so that every `interval`-th commit removes
+  /// versions older than `older_than_seconds`. Unset = no automatic cleanup.
+  struct AutoCleanup {
+    uint64_t interval = 20;
+    uint64_t older_than_seconds = 14 * 24 * 3600;
+  };
+  std::optional<AutoCleanup> auto_cleanup;
   FileWriterOptions file_options;
   /// Blob v2 external URIs outside the dataset's registered base paths:
   /// stored as absolute URIs when true, refused when false (pylance's
@@ -62,6 +71,10 @@ struct WriteParams {
   /// (retry.num_retries); an append is checked and rebuilt on each new
   /// latest. Creating a dataset is tried once.
   RetryParams retry;
+  /// Record the transaction only inline in the manifest, with no
+  /// _transactions/ file (writer flag 32; the reference's
+  /// disable_transaction_file).
+  bool disable_transaction_file = false;
   /// The filesystem the dataset is written through (OpenOptions::filesystem):
   /// with it, the uri is a path inside it. Null = the one arrow::fs picks.
   std::shared_ptr<arrow::fs::FileSystem> filesystem;

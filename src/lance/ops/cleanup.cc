@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "lance/ops/dataset_ops_internal.h"
 #include "lance/row_ops.h"
@@ -105,17 +106,32 @@ bool Referenced(Kind kind, const std::string& relative, const ReferencedFiles& r
 
 }  // namespace
 
+namespace {
+int64_t NowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
 Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& store, int64_t older_than_seconds,
                                      bool delete_unverified, const CleanupOptions& options) {
+  if (older_than_seconds < 0) {
+    return Status::Invalid("cleanup of ", store->uri(), ": older-than must not be negative");
+  }
+  CleanupPolicy policy;
+  policy.before_timestamp_nanos = NowNanos() - older_than_seconds * kNanosPerSecond;
+  policy.delete_unverified = delete_unverified;
+  return CleanupWithPolicy(store, policy, options);
+}
+
+Result<CleanupResult> ops::CleanupWithPolicy(const std::shared_ptr<io::ObjectStore>& store,
+                                             const CleanupPolicy& policy, const CleanupOptions& options) {
   const std::string& uri = store->uri();
-  if (older_than_seconds < 0) return Status::Invalid("cleanup of ", uri, ": older-than must not be negative");
+  const bool delete_unverified = policy.delete_unverified;
   LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
   if (!base) return Status::IOError("dataset not found: ", uri);
-  const uint64_t latest = base->location.version;
-  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-  const int64_t cutoff = now - older_than_seconds * kNanosPerSecond;
+  const uint64_t latest = policy.keep_from_version ? policy.keep_from_version : base->location.version;
+  const int64_t now = NowNanos();
 
   std::set<uint64_t> tagged;
   LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*store));
@@ -128,13 +144,18 @@ Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& sto
   std::vector<table::ManifestLocation> old_manifests;
   std::optional<int64_t> earliest_kept;
   std::optional<int64_t> latest_removed;
+  std::set<uint64_t> tagged_old;  // tagged versions the policy would remove
   LANCE_ASSIGN_OR_RAISE(auto locations, table::ListManifests(*store));
   util::ProgressStage reading(options.progress, "reading versions", "versions", locations.size());
   for (const auto& location : locations) {
     LANCE_ASSIGN_OR_RAISE(auto version, txn::LoadVersion(*store, location));
     reading.Add(1);
     const int64_t timestamp = version.file.manifest.timestamp_nanos.value_or(0);
-    const bool keep = location.version >= latest || tagged.count(location.version) > 0 || timestamp >= cutoff;
+    const bool should_clean = (!policy.before_timestamp_nanos || timestamp < *policy.before_timestamp_nanos) &&
+                              (!policy.before_version || location.version < *policy.before_version);
+    const bool is_tagged = tagged.count(location.version) > 0;
+    const bool keep = location.version >= latest || is_tagged || !should_clean;
+    if (is_tagged && location.version < latest && should_clean) tagged_old.insert(location.version);
     LANCE_RETURN_NOT_OK(Collect(version.file, store, keep ? &kept : &verified));
     if (keep) {
       earliest_kept = earliest_kept ? std::min(*earliest_kept, timestamp) : timestamp;
@@ -142,6 +163,16 @@ Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& sto
       old_manifests.push_back(location);
       latest_removed = latest_removed ? std::max(*latest_removed, timestamp) : timestamp;
     }
+  }
+
+  if (policy.error_if_tagged_old_versions && !tagged_old.empty()) {
+    std::string names;
+    for (const auto& [name, tag] : tags) {
+      if (!tagged_old.count(tag.version)) continue;
+      names += (names.empty() ? "" : ", ") + name + " (version " + std::to_string(tag.version) + ")";
+    }
+    return Status::Invalid("cleanup of ", uri, ": ", tagged_old.size(),
+                           " tagged version(s) would be removed; delete the tag(s) to allow it: ", names);
   }
 
   CleanupResult result;
@@ -175,6 +206,14 @@ Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& sto
   }
   // Manifests go first: a version whose manifest is gone no longer needs
   // its files, while files gone under a listed manifest would break it.
+  // delete_rate_limit: deletes spaced 1/rate seconds apart.
+  auto next_delete = std::chrono::steady_clock::now();
+  auto throttle = [&] {
+    if (policy.delete_rate_limit == 0) return;
+    std::this_thread::sleep_until(next_delete);
+    next_delete = std::max(next_delete, std::chrono::steady_clock::now()) +
+                  std::chrono::nanoseconds(kNanosPerSecond / static_cast<int64_t>(policy.delete_rate_limit));
+  };
   util::ProgressStage removing(options.progress, "removing", "files", old_manifests.size() + to_remove.size());
   for (const auto& location : old_manifests) {
     // Listings do not give sizes: the manifest's, just before it goes.
@@ -183,12 +222,14 @@ Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& sto
       auto stat = store->Size(location.path);
       if (stat.ok()) size = *stat;
     }
+    throttle();
     LANCE_RETURN_NOT_OK(store->Delete(location.path));
     ++result.old_versions;
     if (size > 0) result.bytes_removed += static_cast<uint64_t>(size);
     removing.Add(1);
   }
   for (const auto& relative : to_remove) {
+    throttle();
     LANCE_RETURN_NOT_OK(store->Delete(relative));
     removing.Add(1);
   }

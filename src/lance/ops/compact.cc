@@ -487,6 +487,7 @@ Result<CompactionResult> Commit(const io::ObjectStore& store, const std::vector<
   }
   txn::CommitOptions commit_options;
   commit_options.num_retries = static_cast<int>(options.retry.num_retries);
+  commit_options.disable_transaction_file = options.disable_transaction_file;
   txn::Rewrite rewrite;
   std::vector<uint64_t> ids;
   {
@@ -497,7 +498,7 @@ Result<CompactionResult> Commit(const io::ObjectStore& store, const std::vector<
     if (!latest) return Status::IOError("dataset not found: ", store.uri());
     txn::ReserveFragments reserve{num_new};
     LANCE_ASSIGN_OR_RAISE(auto reserved,
-                          txn::Commit(store, txn::Transaction::Make(latest->location.version, reserve), commit_options));
+                          ops::CommitTransaction(store, txn::Transaction::Make(latest->location.version, reserve), commit_options));
     const uint64_t end = uint64_t{reserved.manifest.max_fragment_id.value_or(0)} + 1;
     for (uint64_t id = end - num_new; id < end; ++id) ids.push_back(id);
   }
@@ -510,7 +511,7 @@ Result<CompactionResult> Commit(const io::ObjectStore& store, const std::vector<
     rewrite.groups.push_back(std::move(group));
   }
   LANCE_ASSIGN_OR_RAISE(auto committed,
-                        txn::Commit(store, txn::Transaction::Make(read_version, std::move(rewrite)), commit_options));
+                        ops::CommitTransaction(store, txn::Transaction::Make(read_version, std::move(rewrite)), commit_options));
   out.version = committed.version;
   out.committed = true;
   return out;
@@ -538,6 +539,7 @@ void RemoveNewFiles(const io::ObjectStore& store, const std::vector<RewriteResul
 
 Result<CompactionResult> CompactOnce(const std::shared_ptr<const Dataset>& dataset, const CompactionOptions& options) {
   const io::ObjectStore& store = *DatasetAccess::Store(*dataset);
+  LANCE_RETURN_NOT_OK(ops::CheckConfigSupported(*dataset));
   LANCE_ASSIGN_OR_RAISE(auto validated, Validated(options, *dataset));
   auto plan = PlanOf(*dataset, validated);
   if (!plan.ok()) return plan.status().WithMessage("compaction plan: ", plan.status().message());
@@ -633,6 +635,7 @@ Result<RewriteResult> ExecuteCompactionTask(const Dataset& handle, const Compact
 
 Result<CompactionResult> CommitCompaction(const Dataset& dataset, const std::vector<RewriteResult>& results,
                                           const CompactionOptions& options) {
+  LANCE_RETURN_NOT_OK(ops::CheckConfigSupported(dataset));
   return Commit(*DatasetAccess::Store(dataset), results, options);
 }
 

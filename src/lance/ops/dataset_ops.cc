@@ -19,7 +19,7 @@ Status CheckWritable(const Dataset& dataset) {
     const std::string manifest = DatasetAccess::Store(dataset)->FullPath(DatasetAccess::Location(dataset).path);
     return st.WithMessage("cannot write to ", dataset.uri(), " (manifest ", manifest, "): ", st.message());
   }
-  return Status::OK();
+  return CheckConfigSupported(dataset);
 }
 
 txn::BaseVersion BaseVersionOf(const Dataset& dataset) {
@@ -148,7 +148,7 @@ Result<std::shared_ptr<Dataset>> MergeInsertBuilder::Commit(const std::shared_pt
 }
 
 Result<std::shared_ptr<Dataset>> RestoreBuilder::Commit() {
-  LANCE_ASSIGN_OR_RAISE(uint64_t version, ops::RestoreOnce(*dataset_, version_, retry_));
+  LANCE_ASSIGN_OR_RAISE(uint64_t version, ops::RestoreOnce(*dataset_, version_, retry_, disable_transaction_file_));
   return ops::AtVersion(*dataset_, version);
 }
 

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,7 +46,8 @@ Result<MergeInsertResult> MergeInsertOnce(const std::shared_ptr<const Dataset>& 
                                           arrow::RecordBatchReader& source, const MergeInsertParams& params);
 
 /// Restore of `version` committed on top of `dataset`'s version.
-Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const RetryParams& retry);
+Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const RetryParams& retry,
+                             bool disable_transaction_file = false);
 
 /// Writes `data` into `store` per `params.mode` on top of `dataset` (its
 /// version, or null when there is no dataset yet) and returns the version
@@ -57,5 +60,37 @@ Status CreateTagIn(const io::ObjectStore& store, const std::string& name, uint64
 Status DeleteTagIn(const io::ObjectStore& store, const std::string& name);
 Result<CleanupResult> CleanupIn(const std::shared_ptr<io::ObjectStore>& store, int64_t older_than_seconds,
                                 bool delete_unverified, const CleanupOptions& options);
+
+/// Which versions a cleanup removes: the reference's CleanupPolicy. A
+/// version goes when every condition set holds, it is older than
+/// `keep_from_version` and no tag names it.
+struct CleanupPolicy {
+  /// Versions whose manifest timestamp is at or after this are kept.
+  std::optional<int64_t> before_timestamp_nanos;
+  /// Versions at or after this are kept.
+  std::optional<uint64_t> before_version;
+  /// The version the cleanup runs from: it and every newer one are kept;
+  /// 0 = the latest.
+  uint64_t keep_from_version = 0;
+  bool delete_unverified = false;
+  /// Refuse, removing nothing, when a tagged version would otherwise go.
+  bool error_if_tagged_old_versions = false;
+  /// At most this many deletes per second; 0 = no limit.
+  uint64_t delete_rate_limit = 0;
+};
+Result<CleanupResult> CleanupWithPolicy(const std::shared_ptr<io::ObjectStore>& store, const CleanupPolicy& policy,
+                                        const CleanupOptions& options);
+
+/// Commits `txn` (txn::Commit), then runs the automatic cleanup the new
+/// version's `lance.auto_cleanup.*` config asks for (auto_cleanup.h). A
+/// failed cleanup does not fail the commit: it is reported as a warning.
+Result<txn::CommitResult> CommitTransaction(const io::ObjectStore& store, txn::Transaction txn,
+                                            const txn::CommitOptions& options);
+
+/// Refuses a write to a dataset whose config holds a `lance.` key whose
+/// meaning pylance 14 implements and lance-cpp does not, naming the key.
+Status CheckConfigSupported(const Dataset& dataset);
+/// The same for config entries about to be written to `uri`.
+Status CheckConfigKeys(const std::map<std::string, std::string>& config, const std::string& uri);
 
 }  // namespace lance::ops

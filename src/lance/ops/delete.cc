@@ -56,8 +56,9 @@ Result<DeleteResult> DeleteOnce(const std::shared_ptr<const Dataset>& dataset, c
   txn::CommitOptions commit_options;
   commit_options.latest = &base;
   commit_options.num_retries = static_cast<int>(options.retry.num_retries);
+  commit_options.disable_transaction_file = options.disable_transaction_file;
   commit_options.affected_rows = std::move(deletions.affected_rows);
-  auto committed = txn::Commit(store, std::move(t), commit_options);
+  auto committed = ops::CommitTransaction(store, std::move(t), commit_options);
   if (!committed.ok()) {
     for (const auto& path : deletions.written_files) (void)store.Delete(path);  // no manifest refers to them
     return committed.status();

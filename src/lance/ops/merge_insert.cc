@@ -715,7 +715,8 @@ Result<MergeInsertResult> ops::MergeInsertOnce(const std::shared_ptr<const Datas
   for (const auto& field : dataset->manifest().schema.FieldsPreOrder()) {
     rewrite.fields_for_preserving_frag_bitmap.push_back(static_cast<uint32_t>(field.id));
   }
-  auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite), params.retry);
+  auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite), params.retry,
+                                          params.disable_transaction_file);
   if (!committed.ok()) {
     writer.RemoveFiles();
     return committed.status();

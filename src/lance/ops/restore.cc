@@ -5,7 +5,8 @@
 
 namespace lance::ops {
 
-Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const RetryParams& retry) {
+Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const RetryParams& retry,
+                             bool disable_transaction_file) {
   const io::ObjectStore& store = *DatasetAccess::Store(dataset);
   LANCE_RETURN_NOT_OK(CheckWritable(dataset));
   // Fail early, before any file is written, on a version that is not there.
@@ -14,8 +15,9 @@ Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const Ret
   txn::CommitOptions options;
   options.latest = &base;
   options.num_retries = static_cast<int>(retry.num_retries);
+  options.disable_transaction_file = disable_transaction_file;
   auto t = txn::Transaction::Make(dataset.version(), txn::Restore{version});
-  LANCE_ASSIGN_OR_RAISE(auto result, txn::Commit(store, std::move(t), options));
+  LANCE_ASSIGN_OR_RAISE(auto result, ops::CommitTransaction(store, std::move(t), options));
   return result.version;
 }
 

@@ -78,7 +78,7 @@ Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset&
 }
 
 Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& dataset, RowRewrite rewrite,
-                                  const RetryParams& retry) {
+                                  const RetryParams& retry, bool disable_transaction_file) {
   if (UsesStableRowIds(dataset)) {
     LANCE_RETURN_NOT_OK(CarryRowIdentity(dataset, rewrite.rewritten_row_ids, rewrite.rewritten_row_addrs,
                                          rewrite.row_id_batch_ends, &rewrite.new_fragments));
@@ -101,8 +101,9 @@ Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& d
   txn::CommitOptions options;
   options.latest = &base;
   options.num_retries = static_cast<int>(retry.num_retries);
+  options.disable_transaction_file = disable_transaction_file;
   options.affected_rows = std::move(deletions.affected_rows);
-  auto committed = txn::Commit(store, txn::Transaction::Make(dataset.version(), std::move(op)), options);
+  auto committed = ops::CommitTransaction(store, txn::Transaction::Make(dataset.version(), std::move(op)), options);
   if (!committed.ok()) {
     for (const auto& f : deletions.written_files) (void)store.Delete(f);
     return committed.status();

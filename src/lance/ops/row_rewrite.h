@@ -78,7 +78,7 @@ struct RowRewrite {
 /// here are removed again on failure; the new data files are the caller's.
 /// `retry.num_retries` bounds the commit attempts.
 Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& dataset, RowRewrite rewrite,
-                                  const RetryParams& retry = {});
+                                  const RetryParams& retry = {}, bool disable_transaction_file = false);
 
 /// pylance scans a fragment's live rows in batches of this many.
 constexpr size_t kReferenceScanBatchRows = 8192;

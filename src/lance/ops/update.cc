@@ -272,7 +272,8 @@ Result<UpdateResult> ops::UpdateOnce(const std::shared_ptr<const Dataset>& datas
     // struct's children), as pylance 14 records them.
     AddSubtreeIds(dataset->manifest().schema.fields[a.column], &rewrite.fields_for_preserving_frag_bitmap);
   }
-  auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite), options.retry);
+  auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite), options.retry,
+                                          options.disable_transaction_file);
   if (!committed.ok()) {
     writer.RemoveFiles();
     return committed.status();

@@ -6,6 +6,7 @@
 
 #include "lance/file/blob_v2.h"
 #include "lance/io/object_store.h"
+#include "lance/ops/auto_cleanup.h"
 #include "lance/ops/blob_v2_external.h"
 #include "lance/ops/blob_v2_input.h"
 #include "lance/ops/dataset_ops_internal.h"
@@ -91,6 +92,7 @@ Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store
   if (params.max_rows_per_file == 0) return Status::Invalid("max_rows_per_file must be at least 1");
   // Checks the writer feature flags before any file is written.
   if (dataset) LANCE_RETURN_NOT_OK(ops::CheckWritable(*dataset));
+  LANCE_RETURN_NOT_OK(ops::CheckConfigKeys(params.config, uri));
   std::optional<txn::BaseVersion> base;
   if (dataset) base = ops::BaseVersionOf(*dataset);
   if (params.mode == WriteMode::kCreate && base) {
@@ -183,11 +185,18 @@ Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store
   if (appending) {
     op = txn::Append{std::move(fragments)};
   } else {
-    op = txn::Overwrite{std::move(fragments), std::move(schema), params.config};
+    std::map<std::string, std::string> config = params.config;
+    if (!base && params.auto_cleanup) {
+      // As pylance's auto_cleanup_options: a new dataset only.
+      config[ops::kAutoCleanupInterval] = std::to_string(params.auto_cleanup->interval);
+      config[ops::kAutoCleanupOlderThan] = ops::FormatHumanDuration(params.auto_cleanup->older_than_seconds);
+    }
+    op = txn::Overwrite{std::move(fragments), std::move(schema), std::move(config)};
   }
   options.num_retries = params.mode == WriteMode::kCreate ? 1 : static_cast<int>(params.retry.num_retries);
   if (base) options.latest = &*base;
-  auto committed = txn::Commit(*store, txn::Transaction::Make(read_version, std::move(op)), options);
+  options.disable_transaction_file = params.disable_transaction_file;
+  auto committed = ops::CommitTransaction(*store, txn::Transaction::Make(read_version, std::move(op)), options);
   if (!committed.ok()) {
     writer.RemoveFiles();  // no manifest refers to them
     return committed.status();

@@ -43,11 +43,12 @@ inline constexpr uint64_t kStickyPairedFlags = kFlagMixedDataFileVersions;
 //                         infer the storage version of a manifest that does
 //                         not record one. Never set by a commit (as pylance).
 //   8 table config        writer-only bit: a writer must carry `config`, which
-//                         every commit does (Overwrite upserts into it). The
-//                         lance.auto_cleanup.* keys are a policy pylance runs
-//                         after its own commits; lance-cpp commits do not run
-//                         it (old versions stay until a cleanup), which loses
-//                         nothing.
+//                         every commit does (Overwrite upserts into it,
+//                         UpdateConfig edits it). The `lance.` keys pylance 14
+//                         acts on are honoured: lance.auto_cleanup.* runs the
+//                         automatic cleanup after each commit (ops/auto_cleanup.h),
+//                         and writes refuse a key whose meaning lance-cpp does
+//                         not implement (ops::CheckConfigSupported).
 //  16 base paths          read: data, deletion and blob sidecar files are
 //                         found through their base id (table/file_locations.h).
 //                         write: new files go under the dataset's own root
@@ -57,9 +58,10 @@ inline constexpr uint64_t kStickyPairedFlags = kFlagMixedDataFileVersions;
 //                         removed by cleanup, which only lists the root.
 //  32 no transaction file writer-only bit describing one commit: the
 //                         transaction is inline only. Readers take the inline
-//                         copy first (versions, conflict checks, cleanup has
-//                         none to keep); our commits write both and clear the
-//                         bit, as pylance's default commits do.
+//                         copy first (versions, conflict checks; cleanup has
+//                         none to keep). Our commits write both and clear the
+//                         bit, as pylance's do, unless disable_transaction_file
+//                         is asked for: then inline only, with the bit set.
 //  64 data overlay files  REFUSED for read and write, whatever
 //                         LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES says:
 //                         overlays are not applied on read (a scan would

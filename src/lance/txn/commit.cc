@@ -198,9 +198,10 @@ Result<CommitResult> Committer::Loop(Transaction txn) {
     inputs.timestamp_nanos = NowNanos();
     LANCE_ASSIGN_OR_RAISE(auto built, BuildManifest(txn, inputs, options_));
 
-    const std::string txn_path = std::string(kTransactionsDir) + "/" + txn.FileName();
+    const std::string txn_path =
+        options_.disable_transaction_file ? "" : std::string(kTransactionsDir) + "/" + txn.FileName();
     const std::string txn_bytes = txn.Serialize();
-    LANCE_RETURN_NOT_OK(store_.Write(txn_path, txn_bytes));
+    if (!txn_path.empty()) LANCE_RETURN_NOT_OK(store_.Write(txn_path, txn_bytes));
     const auto naming = base ? base->location.naming : options_.new_dataset_naming;
     const uint64_t version = built.manifest.version;
     last_version = version;
@@ -215,7 +216,7 @@ Result<CommitResult> Committer::Loop(Transaction txn) {
     }
     // Nothing refers to the transaction file now; the next attempt writes
     // its own.
-    (void)store_.Delete(txn_path);
+    if (!txn_path.empty()) (void)store_.Delete(txn_path);
     if (!put.IsAlreadyExists()) return put;
     // Another writer took the version, after this one's own load or after
     // the caller's copy was read: either way a lost race, which counts as

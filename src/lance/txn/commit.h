@@ -36,6 +36,10 @@ struct CommitOptions {
   /// least one. Between attempts a random slot of 4, 8, 16, ... slots is
   /// waited, a slot being 1.1 times the first attempt's duration.
   int num_retries = 20;
+  /// The transaction only inline in the manifest, no _transactions/ file:
+  /// the manifest names none and sets writer flag 32, as the reference's
+  /// disable_transaction_file does.
+  bool disable_transaction_file = false;
   /// The rows the operation touched (delete, update, merge-insert), for a
   /// row-level rebase over concurrent deletes; null = unknown.
   std::shared_ptr<const AffectedRows> affected_rows;

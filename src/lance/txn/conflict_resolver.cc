@@ -609,13 +609,10 @@ Result<OperationFacts> ParseOperationFacts(std::string_view bytes, const std::st
       if (c.has_config_updates()) AddUpdateMap(c.config_updates(), &f);
       for (const auto& [k, v] : c.upsert_values()) f.config_upserts.insert(k);
       for (const auto& k : c.delete_keys()) f.config_deletes.insert(k);
-      f.changes_schema_metadata =
-          (c.has_schema_metadata_updates() &&
-           (c.schema_metadata_updates().replace() || c.schema_metadata_updates().update_entries_size() > 0)) ||
-          c.schema_metadata_size() > 0;
-      for (const auto& [id, m] : c.field_metadata_updates()) {
-        if (m.replace() || m.update_entries_size() > 0) f.field_metadata_changes.insert(id);
-      }
+      // As the reference: a schema metadata update present, and every field
+      // named, count as changes (whatever the maps hold).
+      f.changes_schema_metadata = c.has_schema_metadata_updates() || c.schema_metadata_size() > 0;
+      for (const auto& [id, m] : c.field_metadata_updates()) f.field_metadata_changes.insert(id);
       for (const auto& [id, m] : c.field_metadata()) f.field_metadata_changes.insert(static_cast<int32_t>(id));
       break;
     }
@@ -689,7 +686,19 @@ OperationFacts FactsOf(const Operation& op) {
                             for (const auto& old : g.old_fragments) f.rewritten_fragment_ids.push_back(old.id);
                           }
                         },
-                        [&](const ReserveFragments&) { f.kind = K::kReserveFragments; }},
+                        [&](const ReserveFragments&) { f.kind = K::kReserveFragments; },
+                        [&](const UpdateConfig& u) {
+                          f.kind = K::kUpdateConfig;
+                          if (u.config_updates) {
+                            for (const auto& [key, value] : u.config_updates->entries) {
+                              (value ? f.config_upserts : f.config_deletes).insert(key);
+                            }
+                          }
+                          // As the reference: any schema metadata update, and
+                          // every field named, count as changes.
+                          f.changes_schema_metadata = u.schema_metadata_updates.has_value();
+                          for (const auto& [id, map] : u.field_metadata_updates) f.field_metadata_changes.insert(id);
+                        }},
              op);
   return f;
 }

@@ -251,6 +251,26 @@ Status ApplyRewrite(const Rewrite& op, bool stable_row_ids, table::ManifestFile*
   return Status::OK();
 }
 
+// The reference's apply_update_map.
+void ApplyUpdateMap(const UpdateMap& update, std::map<std::string, std::string>* target) {
+  if (update.replace) target->clear();
+  for (const auto& [key, value] : update.entries) {
+    if (value) {
+      (*target)[key] = *value;
+    } else if (!update.replace) {
+      target->erase(key);
+    }
+  }
+}
+
+Field* FindField(std::vector<Field>* fields, int32_t id) {
+  for (auto& f : *fields) {
+    if (f.id == id) return &f;
+    if (Field* child = FindField(&f.children, id)) return child;
+  }
+  return nullptr;
+}
+
 bool BaseUsesStableRowIds(const table::ManifestFile* base) {
   return base != nullptr && (base->manifest.reader_feature_flags & table::kFlagStableRowIds) != 0;
 }
@@ -326,6 +346,19 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
             m.version = version;
             return ApplyRewrite(op, stable_row_ids, &out);
           },
+          [&](const UpdateConfig& op) -> Status {
+            if (!in.base) return Status::Invalid("cannot update the config: the dataset does not exist");
+            m.version = version;
+            if (op.config_updates) ApplyUpdateMap(*op.config_updates, &m.config);
+            if (op.table_metadata_updates) ApplyUpdateMap(*op.table_metadata_updates, &m.table_metadata);
+            if (op.schema_metadata_updates) ApplyUpdateMap(*op.schema_metadata_updates, &m.schema.metadata);
+            for (const auto& [id, update] : op.field_metadata_updates) {
+              Field* field = FindField(&m.schema.fields, id);
+              if (!field) return Status::Invalid("field with id ", id, " does not exist");
+              ApplyUpdateMap(update, &field->metadata);
+            }
+            return Status::OK();
+          },
           [&](const ReserveFragments& op) -> Status {
             if (!in.base) return Status::Invalid("cannot reserve fragment ids: the dataset does not exist");
             m.version = version;
@@ -357,7 +390,8 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
   m.timestamp_nanos = in.timestamp_nanos;
   m.writer_version = WriterVersion{"lance-cpp", LANCE_CPP_VERSION, std::nullopt, std::nullopt};
   m.tag.clear();
-  m.transaction_file = txn.FileName();
+  // Inline only: no _transactions/ file to name (writer flag 32 says so).
+  m.transaction_file = options.disable_transaction_file ? "" : txn.FileName();
   m.index_section.reset();
   m.transaction_section.reset();
   m.data_file_format = "lance";
@@ -370,7 +404,7 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
   LANCE_ASSIGN_OR_RAISE(auto flags, table::ComputeFeatureFlags(m, out.indices,
                                                                in.base ? &in.base->manifest : nullptr,
                                                                stable_row_ids,
-                                                               /*disable_transaction_file=*/false));
+                                                               options.disable_transaction_file));
   m.reader_feature_flags = flags.reader;
   m.writer_feature_flags = flags.writer;
   return out;

@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "lance/fragment.h"
+#include "lance/operations.h"
 #include "lance/schema.h"
 
 namespace lance::txn {
@@ -69,7 +71,17 @@ struct ReserveFragments {
   uint32_t num_fragments = 0;
 };
 
-using Operation = std::variant<Append, Overwrite, Delete, Restore, Update, Rewrite, ReserveFragments>;
+/// Changes to the config, table metadata, schema metadata and field
+/// metadata (by field id); absent maps are left alone.
+struct UpdateConfig {
+  std::optional<UpdateMap> config_updates;
+  std::optional<UpdateMap> table_metadata_updates;
+  std::optional<UpdateMap> schema_metadata_updates;
+  std::map<int32_t, UpdateMap> field_metadata_updates;
+};
+
+using Operation =
+    std::variant<Append, Overwrite, Delete, Restore, Update, Rewrite, ReserveFragments, UpdateConfig>;
 
 /// The reference's name of the operation ("Append", "Overwrite", ...).
 const char* OperationName(const Operation& op);

@@ -16,6 +16,15 @@ struct Overloaded : Ts... {
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
+void SetUpdateMap(const UpdateMap& in, pb::table::Transaction::UpdateMap* out) {
+  for (const auto& [key, value] : in.entries) {
+    auto* e = out->add_update_entries();
+    e->set_key(key);
+    if (value) e->set_value(*value);
+  }
+  out->set_replace(in.replace);
+}
+
 void AddFragments(const std::vector<Fragment>& fragments,
                   google::protobuf::RepeatedPtrField<pb::table::DataFragment>* out) {
   for (const auto& f : fragments) table::FragmentToProto(f, out->Add());
@@ -30,7 +39,8 @@ const char* OperationName(const Operation& op) {
                                [](const Restore&) { return "Restore"; },
                                [](const Update&) { return "Update"; },
                                [](const Rewrite&) { return "Rewrite"; },
-                               [](const ReserveFragments&) { return "ReserveFragments"; }},
+                               [](const ReserveFragments&) { return "ReserveFragments"; },
+                               [](const UpdateConfig&) { return "UpdateConfig"; }},
                     op);
 }
 
@@ -112,6 +122,21 @@ std::string Transaction::Serialize() const {
           },
           [&](const ReserveFragments& op) {
             proto.mutable_reserve_fragments()->set_num_fragments(op.num_fragments);
+          },
+          [&](const UpdateConfig& op) {
+            // The UpdateMap fields only, as pylance 14 writes them (fields
+            // 1-4 are the deprecated form).
+            auto* c = proto.mutable_update_config();
+            if (op.config_updates) SetUpdateMap(*op.config_updates, c->mutable_config_updates());
+            if (op.table_metadata_updates) {
+              SetUpdateMap(*op.table_metadata_updates, c->mutable_table_metadata_updates());
+            }
+            if (op.schema_metadata_updates) {
+              SetUpdateMap(*op.schema_metadata_updates, c->mutable_schema_metadata_updates());
+            }
+            for (const auto& [id, map] : op.field_metadata_updates) {
+              SetUpdateMap(map, &(*c->mutable_field_metadata_updates())[id]);
+            }
           }},
       operation);
   return proto.SerializeAsString();
