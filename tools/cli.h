@@ -66,6 +66,9 @@ int RunTag(const std::vector<std::string>& argv);
 int RunUpdate(const std::vector<std::string>& argv);
 int RunMergeInsert(const std::vector<std::string>& argv);
 int RunCleanup(const std::vector<std::string>& argv);
+/// `shallow-clone`, `deep-clone` (tools/clone_command.cc).
+int RunShallowClone(const std::vector<std::string>& argv);
+int RunDeepClone(const std::vector<std::string>& argv);
 /// `compact` (tools/compact_command.cc).
 int RunCompact(const std::vector<std::string>& argv);
 

@@ -35,6 +35,8 @@ constexpr const char* kUsage =
     "       [--materialize-deletions-threshold F] [--no-materialize-deletions] [--defer-index-remap]\n"
     "       [--compaction-mode reencode|try_binary_copy|force_binary_copy] [--data-storage-version V]\n"
     "       [--num-threads N] [--plan [--json]] [--quiet]   merge small fragments, drop deleted rows\n"
+    "  shallow-clone URI TARGET [--version V|TAG]   a new dataset naming URI's files (no copy)\n"
+    "  deep-clone URI TARGET [--version V|TAG]      a new dataset with URI's files copied\n"
     "Writing commands print one line: what changed, then '; new version N' or '; version N unchanged'.\n"
     "Long ones draw a progress bar on stderr when it is a terminal, unless --quiet.\n";
 
@@ -64,5 +66,7 @@ int main(int argc, char** argv) {
   if (cmd == "merge-insert") return lance::cli::RunMergeInsert(args);
   if (cmd == "cleanup") return lance::cli::RunCleanup(args);
   if (cmd == "compact") return lance::cli::RunCompact(args);
+  if (cmd == "shallow-clone") return lance::cli::RunShallowClone(args);
+  if (cmd == "deep-clone") return lance::cli::RunDeepClone(args);
   return lance::cli::ReportUsage("unknown command '" + cmd + "'", kUsage);
 }

@@ -40,6 +40,14 @@ struct OpenOptions {
   std::shared_ptr<arrow::fs::FileSystem> filesystem;
 };
 
+/// Options of Dataset::ShallowClone and Dataset::DeepClone (pylance's
+/// shallow_clone / deep_clone).
+struct CloneOptions {
+  /// The version to clone (pylance's `reference`): a version number or a
+  /// tag name; empty = the version this dataset is at.
+  std::string reference;
+};
+
 /// One committed version, as listed by Dataset::Versions().
 struct VersionInfo {
   uint64_t version = 0;
@@ -85,6 +93,21 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   RestoreBuilder NewRestore(uint64_t version) const;
   /// Compaction of this version (include lance/compaction.h).
   CompactionBuilder NewCompaction() const;
+
+  /// A new dataset at `target_path` holding a version of this one (see
+  /// CloneOptions), committed as that version number with a Clone
+  /// transaction, as pylance's shallow_clone: no file is copied; the new
+  /// manifest names this dataset's data, deletion and index files through
+  /// a base path (this dataset's uri, as given when it was opened), and
+  /// later writes to the clone go under `target_path`. Fails if a dataset
+  /// exists at `target_path`.
+  Result<std::shared_ptr<Dataset>> ShallowClone(const std::string& target_path,
+                                                const CloneOptions& options = {}) const;
+  /// The same with every data, blob sidecar, deletion and index file the
+  /// version references copied under `target_path` first (pylance's
+  /// deep_clone): the new dataset has no base paths and does not need
+  /// this one.
+  Result<std::shared_ptr<Dataset>> DeepClone(const std::string& target_path, const CloneOptions& options = {}) const;
 
   /// Creates tag `name` on `version` (see lance::CreateTag).
   Status CreateTag(const std::string& name, uint64_t version) const;

@@ -689,7 +689,8 @@ OperationFacts FactsOf(const Operation& op) {
                             for (const auto& old : g.old_fragments) f.rewritten_fragment_ids.push_back(old.id);
                           }
                         },
-                        [&](const ReserveFragments&) { f.kind = K::kReserveFragments; }},
+                        [&](const ReserveFragments&) { f.kind = K::kReserveFragments; },
+                        [&](const Clone&) { f.kind = K::kClone; }},
              op);
   return f;
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -69,7 +70,20 @@ struct ReserveFragments {
   uint32_t num_fragments = 0;
 };
 
-using Operation = std::variant<Append, Overwrite, Delete, Restore, Update, Rewrite, ReserveFragments>;
+/// A new dataset made from a version of another (shallow: the new manifest
+/// names the source's files through a base path; deep: the files were
+/// copied first). Committed as version `ref_version` of a dataset that must
+/// not exist yet; the source manifest comes with the commit
+/// (CommitOptions::clone_source).
+struct Clone {
+  bool is_shallow = true;
+  std::optional<std::string> ref_name;  // the source's branch; unset = main
+  uint64_t ref_version = 0;
+  std::string ref_path;                 // the source dataset's uri
+  std::optional<std::string> branch_name;  // set when the clone is a branch
+};
+
+using Operation = std::variant<Append, Overwrite, Delete, Restore, Update, Rewrite, ReserveFragments, Clone>;
 
 /// The reference's name of the operation ("Append", "Overwrite", ...).
 const char* OperationName(const Operation& op);

@@ -30,7 +30,8 @@ const char* OperationName(const Operation& op) {
                                [](const Restore&) { return "Restore"; },
                                [](const Update&) { return "Update"; },
                                [](const Rewrite&) { return "Rewrite"; },
-                               [](const ReserveFragments&) { return "ReserveFragments"; }},
+                               [](const ReserveFragments&) { return "ReserveFragments"; },
+                               [](const Clone&) { return "Clone"; }},
                     op);
 }
 
@@ -112,6 +113,14 @@ std::string Transaction::Serialize() const {
           },
           [&](const ReserveFragments& op) {
             proto.mutable_reserve_fragments()->set_num_fragments(op.num_fragments);
+          },
+          [&](const Clone& op) {
+            auto* c = proto.mutable_clone();
+            c->set_is_shallow(op.is_shallow);
+            if (op.ref_name) c->set_ref_name(*op.ref_name);
+            c->set_ref_version(op.ref_version);
+            c->set_ref_path(op.ref_path);
+            if (op.branch_name) c->set_branch_name(*op.branch_name);
           }},
       operation);
   return proto.SerializeAsString();
