@@ -22,6 +22,18 @@ std::optional<uint64_t> ParseU64(const std::string& s) {
 }
 
 
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (!s.empty()) {
+    const size_t comma = s.find(',', start);
+    out.push_back(s.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 int RunWrite(const std::vector<std::string>& argv) {
@@ -29,11 +41,12 @@ int RunWrite(const std::vector<std::string>& argv) {
       "lance-cpp write URI --input FILE [--mode create|append|overwrite] "
       "[--data-storage-version 2.0|2.1|2.2] [--enable-stable-row-ids] [--enable-v2-manifest-paths] "
       "[--allow-external-blob-outside-bases] "
-      "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N] [--max-retries N] [--quiet]";
+      "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N] [--max-retries N] "
+      "[--initial-bases [root:]NAME=PATH,...] [--target-base NAME|PATH|ID[,...]] [--quiet]";
   Args args;
   if (auto err = ParseArgs(argv,
                            {"--input", "--mode", "--data-storage-version", "--max-rows-per-file",
-                            "--max-bytes-per-file", "--max-retries"},
+                            "--max-bytes-per-file", "--max-retries", "--initial-bases", "--target-base"},
                            {"--enable-stable-row-ids", "--enable-v2-manifest-paths", "--allow-external-blob-outside-bases",
                             "--disable-v2-manifest-paths", "--quiet"},
                            &args)) {
@@ -71,6 +84,24 @@ int RunWrite(const std::vector<std::string>& argv) {
     }
     (std::string(flag) == "--max-rows-per-file" ? params.max_rows_per_file : params.max_bytes_per_file) = *n;
   }
+  // pylance's initial_bases ("root:" marks a dataset-root base) and
+  // target_bases, comma-separated.
+  for (const auto& spec : SplitList(args.Get("--initial-bases"))) {
+    BasePath base;
+    std::string rest = spec;
+    if (rest.rfind("root:", 0) == 0) {
+      base.is_dataset_root = true;
+      rest = rest.substr(5);
+    }
+    const size_t eq = rest.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == rest.size()) {
+      return ReportUsage("--initial-bases needs [root:]NAME=PATH entries, got '" + spec + "'", kUsage);
+    }
+    base.name = rest.substr(0, eq);
+    base.path = rest.substr(eq + 1);
+    params.initial_bases.push_back(std::move(base));
+  }
+  params.target_bases = SplitList(args.Get("--target-base"));
   params.enable_stable_row_ids = args.Has("--enable-stable-row-ids");
   params.allow_external_blob_outside_bases = args.Has("--allow-external-blob-outside-bases");
   if (args.Has("--enable-v2-manifest-paths") && args.Has("--disable-v2-manifest-paths")) {

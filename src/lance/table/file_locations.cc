@@ -82,7 +82,8 @@ Result<FileLocation> FileLocator::Deletion(uint64_t fragment_id, const DeletionF
 
 Result<FileLocation> FileLocator::Index(const IndexMetadata& index, const std::string& name) const {
   const std::string uuid = index.UuidString();
-  return Locate(FileKind::kIndex, index.base_id, JoinPath(uuid, name), "index '" + index.name + "' (" + uuid + ")");
+  return Locate(FileKind::kIndex, index.base_id, name.empty() ? uuid : uuid + "/" + name,
+                "index '" + index.name + "' (" + uuid + ")");
 }
 
 Result<FileLocation> FileLocator::BlobSidecarDir(const DataFile& file) const {

@@ -329,6 +329,10 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
             m.fragments.clear();
             out.indices.clear();  // indices describe data that is gone
             for (const auto& [k, v] : op.config_upsert_values) m.config[k] = v;
+            if (!op.initial_bases.empty()) {
+              if (in.base) return Status::Invalid("initial base paths can only be registered when creating a dataset");
+              m.base_paths = op.initial_bases;
+            }
             if (!options.data_storage_version.empty()) m.data_storage_version = options.data_storage_version;
             if (m.data_storage_version.empty()) m.data_storage_version = kDefaultDataStorageVersion;
             // pylance 14 keeps counting from max_fragment_id (older writers

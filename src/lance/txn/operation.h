@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lance/fragment.h"
+#include "lance/manifest.h"
 #include "lance/schema.h"
 
 namespace lance::txn {
@@ -26,6 +27,8 @@ struct Overwrite {
   Schema schema;  // with field ids; its metadata becomes the schema metadata
   /// Config entries set on the new version (existing entries are kept).
   std::map<std::string, std::string> config_upsert_values;
+  /// Base paths the new dataset registers (creating only).
+  std::vector<BasePath> initial_bases;
 };
 
 /// Rows removed by `predicate`: fragments with a new deletion file, and

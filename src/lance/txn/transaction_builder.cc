@@ -82,6 +82,13 @@ std::string Transaction::Serialize() const {
             // The reference writes schema_metadata empty (and ignores it on
             // read): the schema metadata travels in the manifest.
             for (const auto& [k, v] : op.config_upsert_values) (*o->mutable_config_upsert_values())[k] = v;
+            for (const auto& b : op.initial_bases) {
+              auto* base = o->add_initial_bases();
+              base->set_id(b.id);
+              if (b.name) base->set_name(*b.name);
+              base->set_is_dataset_root(b.is_dataset_root);
+              base->set_path(b.path);
+            }
           },
           [&](const Delete& op) {
             auto* d = proto.mutable_delete_();
