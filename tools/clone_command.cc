@@ -13,7 +13,7 @@ int RunClone(const std::vector<std::string>& argv, bool shallow) {
   Args args;
   if (auto err = ParseArgs(argv, {"--version"}, {}, &args)) return ReportUsage(err->message, usage);
   if (args.positional.size() != 2) return ReportUsage("a clone takes a URI and a TARGET", usage);
-  auto ds = Dataset::Open(args.positional[0]);
+  auto ds = OpenDataset(args.positional[0]);
   if (!ds.ok()) return ReportError(ds.status());
   CloneOptions options;
   options.reference = args.Get("--version");

@@ -118,9 +118,14 @@ int RunWrite(const std::vector<std::string>& argv) {
   // a dataset that does not open: WriteDataset creates it or gives the
   // error) goes through WriteDataset.
   std::shared_ptr<Dataset> before;
+  params.branch = BranchOption();
   if (params.mode != WriteMode::kCreate) {
-    auto opened = Dataset::Open(args.positional[0]);
-    if (opened.ok()) before = *opened;
+    auto opened = OpenDataset(args.positional[0]);
+    if (opened.ok()) {
+      before = *opened;
+    } else if (!params.branch.empty()) {
+      return ReportError(opened.status());  // a branch is never created by a write
+    }
   }
   Result<std::shared_ptr<Dataset>> ds;
   if (!before) {
@@ -163,7 +168,7 @@ int RunDelete(const std::vector<std::string>& argv) {
   }
   ProgressBar bar(args.Has("--quiet"));
   options.progress = bar.Callback();
-  auto ds = Dataset::Open(args.positional[0]);
+  auto ds = OpenDataset(args.positional[0]);
   if (!ds.ok()) return ReportError(ds.status());
   auto del = (*ds)->NewDelete(args.positional[1]);
   auto committed = del.Options(options).Commit();
@@ -181,7 +186,7 @@ int RunRestore(const std::vector<std::string>& argv) {
   if (args.positional.size() != 2) return ReportUsage("restore takes a URI and a version", kUsage);
   auto version = ParseU64(args.positional[1]);
   if (!version) return ReportUsage("VERSION must be a version number, not '" + args.positional[1] + "'", kUsage);
-  auto ds = Dataset::Open(args.positional[0]);
+  auto ds = OpenDataset(args.positional[0]);
   if (!ds.ok()) return ReportError(ds.status());
   auto restored = (*ds)->NewRestore(*version).Commit();
   if (!restored.ok()) return ReportError(restored.status());
@@ -202,7 +207,7 @@ int RunTag(const std::vector<std::string>& argv) {
   if (p.size() < 2 || !is_action(p[1])) return ReportUsage("tag needs a URI and create, delete or list", kUsage);
   const std::string& uri = p[0];
   const std::string& action = p[1];
-  auto ds = Dataset::Open(uri);
+  auto ds = OpenDataset(uri);
   if (!ds.ok()) return ReportError(ds.status());
   if (action == "create") {
     if (p.size() != 4) return ReportUsage("tag create takes NAME and VERSION", kUsage);
@@ -227,7 +232,9 @@ int RunTag(const std::vector<std::string>& argv) {
   if (p.size() != 2) return ReportUsage("tag list takes no more arguments", kUsage);
   auto tags = (*ds)->Tags();
   if (!tags.ok()) return ReportError(tags.status());
-  for (const auto& [name, tag] : *tags) std::cout << name << " " << tag.version << "\n";
+  for (const auto& [name, tag] : *tags) {
+    std::cout << name << " " << tag.version << (tag.branch ? " " + *tag.branch : "") << "\n";
+  }
   return kExitOk;
 }
 

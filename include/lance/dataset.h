@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <arrow/filesystem/filesystem.h>
@@ -32,8 +33,13 @@ class RestoreBuilder;
 class CompactionBuilder;
 
 struct OpenOptions {
-  /// A version number, or a tag name; empty = the latest version.
+  /// A version number, or a tag name; empty = the latest version. A tag
+  /// opens the branch it was made on.
   std::string version;
+  /// The branch to open (pylance's checkout_version((branch, version)));
+  /// empty or "main" = the default branch. A branch's versions live under
+  /// the dataset's tree/{branch}/.
+  std::string branch;
   /// The filesystem every file of the dataset is read and written through
   /// (as LevelDB's Env): with it, the uri is a path inside it. Null = the
   /// filesystem arrow::fs picks for the uri (local paths, file://, ...).
@@ -46,6 +52,17 @@ struct CloneOptions {
   /// The version to clone (pylance's `reference`): a version number or a
   /// tag name; empty = the version this dataset is at.
   std::string reference;
+};
+
+/// A branch, as listed by Dataset::Branches() (pylance's Branch).
+struct BranchInfo {
+  std::optional<std::string> parent_branch;  // null = main
+  uint64_t parent_version = 0;
+  uint64_t create_at = 0;  // unix seconds
+  uint64_t manifest_size = 0;
+  /// (version, id) per ancestor, main first (pylance's branch_identifier).
+  std::vector<std::pair<uint64_t, std::string>> branch_identifier;
+  std::map<std::string, std::string> metadata;
 };
 
 /// One committed version, as listed by Dataset::Versions().
@@ -109,7 +126,22 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   /// this one.
   Result<std::shared_ptr<Dataset>> DeepClone(const std::string& target_path, const CloneOptions& options = {}) const;
 
-  /// Creates tag `name` on `version` (see lance::CreateTag).
+  /// Creates branch `name` from `reference` (a version number of this
+  /// dataset's branch or a tag; empty = this dataset's version), as
+  /// pylance's create_branch: a shallow clone under tree/{name}/ committed
+  /// at that version, then _refs/branches/{name}.json. Refuses an invalid
+  /// name, "main", and a branch that exists. Returns the branch.
+  Result<std::shared_ptr<Dataset>> CreateBranch(const std::string& name, const std::string& reference = "") const;
+  /// Every branch of the dataset.
+  Result<std::map<std::string, BranchInfo>> Branches() const;
+  /// Removes a branch's metadata and directory, as pylance's delete_branch:
+  /// refused while another branch was made from it or a tag points at it.
+  Status DeleteBranch(const std::string& name) const;
+  /// The branch this dataset is on; nullopt = main.
+  const std::optional<std::string>& branch() const;
+
+  /// Creates tag `name` on `version` of this dataset's branch (see
+  /// lance::CreateTag); tags live at the dataset root whatever their branch.
   Status CreateTag(const std::string& name, uint64_t version) const;
   /// Removes tag `name` (see lance::DeleteTag).
   Status DeleteTag(const std::string& name) const;

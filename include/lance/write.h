@@ -40,6 +40,10 @@ struct WriteParams {
   /// Config entries to set on the new version (merged into existing config).
   std::map<std::string, std::string> config;
   FileWriterOptions file_options;
+  /// The branch an append or overwrite writes to (OpenOptions::branch);
+  /// empty = main. Creating a dataset on a branch is refused: a branch is
+  /// made with Dataset::CreateBranch.
+  std::string branch;
   /// Base paths to register in the new dataset's manifest (pylance's
   /// initial_bases); only when creating. An id of 0 is assigned: one above
   /// the largest id given, from 1, as the reference does.

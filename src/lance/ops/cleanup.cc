@@ -10,6 +10,7 @@
 
 #include "lance/ops/dataset_ops_internal.h"
 #include "lance/row_ops.h"
+#include "lance/table/branches.h"
 #include "lance/table/file_locations.h"
 #include "lance/table/manifest_location.h"
 #include "lance/table/tags.h"
@@ -105,7 +106,9 @@ bool Referenced(Kind kind, const std::string& relative, const ReferencedFiles& r
 
 }  // namespace
 
-Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& store, int64_t older_than_seconds,
+Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& root,
+                                     const std::shared_ptr<io::ObjectStore>& store,
+                                     const std::optional<std::string>& branch, int64_t older_than_seconds,
                                      bool delete_unverified, const CleanupOptions& options) {
   const std::string& uri = store->uri();
   if (older_than_seconds < 0) return Status::Invalid("cleanup of ", uri, ": older-than must not be negative");
@@ -117,9 +120,23 @@ Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& sto
                           .count();
   const int64_t cutoff = now - older_than_seconds * kNanosPerSecond;
 
+  // Kept whatever their age: versions of this branch a tag names, and
+  // those branches were made from (pylance 14 keeps a branch's parent
+  // version, so the files the branch shares with it stay).
   std::set<uint64_t> tagged;
-  LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*store));
-  for (const auto& [name, tag] : tags) tagged.insert(tag.version);
+  LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*root));
+  for (const auto& [name, tag] : tags) {
+    if (table::StandardizeBranch(tag.branch.value_or("")) == branch) tagged.insert(tag.version);
+  }
+  LANCE_ASSIGN_OR_RAISE(auto branches, table::ListBranches(*root));
+  std::vector<std::pair<uint64_t, std::string>> lineage;
+  if (branch) {
+    auto it = branches.find(*branch);
+    if (it != branches.end()) lineage = it->second.version_mapping;
+  }
+  for (const auto& [name, b] : branches) {
+    if (auto v = b.ReferencedVersionOf(lineage)) tagged.insert(*v);
+  }
 
   // Every manifest is read: what kept versions reference is kept, what
   // only removed versions reference is "verified" garbage.

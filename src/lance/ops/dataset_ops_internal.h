@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,10 +53,16 @@ Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const Ret
 Result<uint64_t> WriteRows(const std::shared_ptr<io::ObjectStore>& store, const Dataset* dataset,
                            arrow::RecordBatchReader& data, const WriteParams& params);
 
-/// Tags and cleanup in the dataset in `store`.
-Status CreateTagIn(const io::ObjectStore& store, const std::string& name, uint64_t version);
+/// Tags and cleanup in the dataset whose root is `store`: a tag on
+/// `version` of `branch` (nullopt = main), whose versions are in
+/// `versions`; cleanup of `branch`'s versions in `versions` (keeping the
+/// versions its tags and the branches made from it reference).
+Status CreateTagIn(const io::ObjectStore& store, const io::ObjectStore& versions,
+                   const std::optional<std::string>& branch, const std::string& name, uint64_t version);
 Status DeleteTagIn(const io::ObjectStore& store, const std::string& name);
-Result<CleanupResult> CleanupIn(const std::shared_ptr<io::ObjectStore>& store, int64_t older_than_seconds,
+Result<CleanupResult> CleanupIn(const std::shared_ptr<io::ObjectStore>& store,
+                                const std::shared_ptr<io::ObjectStore>& versions,
+                                const std::optional<std::string>& branch, int64_t older_than_seconds,
                                 bool delete_unverified, const CleanupOptions& options);
 
 }  // namespace lance::ops
