@@ -299,7 +299,8 @@ def _placeholders(msg, root: Path, names: dict):
             vs = [dict(d, id=["<id>"]) for d in vs]
         elif k == "updated_fragments":  # pylance's come in no fixed order
             vs = sorted(vs, key=lambda f: f.get("id", [0])[0])
-        out[k] = [_placeholders(v, root, names) if k != "path" else _rename(v, root, names) for v in vs]
+        out[k] = [_rename(v, root, names) if k in ("path", "ref_path") else _placeholders(v, root, names)
+                  for v in vs]
     return out
 
 
@@ -394,3 +395,173 @@ def test_target_base_refusals(tmp_path, lance_cpp):
     lance_cpp.run_ok("write", uri, "--input", src, "--mode", "append", "--target-base", "1")
     assert len(list((tmp_path / "b").glob("*.lance"))) == 2
     assert lance.dataset(str(uri)).count_rows() == 10
+
+
+# --------------------------------------------------------------------------- #
+# Branches
+# --------------------------------------------------------------------------- #
+
+def _branch_json(root: Path, name: str) -> dict:
+    import json
+    return json.loads((root / "_refs" / "branches" / (name.replace("/", "%2F") + ".json")).read_text())
+
+
+def _branch_commit(root: Path, name: str) -> dict:
+    uri = root / "tree" / name
+    versions = sorted(int(p.stem) for p in (uri / "_versions").glob("*.manifest"))
+    view = _committed_at(uri)
+    return {k: _placeholders(v, root, {}) for k, v in view.items()}
+
+
+def _committed_at(uri: Path) -> dict:
+    import json as _json
+    latest = _json.loads((uri / "_versions" / "latest_version_hint.json").read_text())["version"]
+    mf = wire.read_manifest_file(wire.manifest_path(uri, latest))
+    txn_name = mf["manifest"]["transaction_file"][0].decode()
+    assert mf["transaction"] == wire.read_transaction_file(uri / "_transactions" / txn_name)
+    return {"manifest": _normalize(mf["manifest"], "manifest"),
+            "transaction": _normalize(mf["transaction"], "transaction"),
+            "index_section": _normalize(mf["index_section"], "index_section")}
+
+
+def _branch(ds_uri: Path, name: str) -> lance.LanceDataset:
+    return lance.dataset(str(ds_uri)).checkout_version((name, None))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_branch_as_pylance(version, sources, tmp_path, lance_cpp):
+    """Each side makes branch "dev" from version 3 (the index's) of its copy,
+    then "dev/fix" from dev: the same manifests and branch files. Then each
+    side writes to the other's branches (append, delete, a tag), reads them,
+    and main is unchanged."""
+    cpp, py = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    shutil.copytree(sources[version], cpp)
+    shutil.copytree(sources[version], py)
+    main_rows = lance.dataset(str(py)).to_table()
+
+    lance_cpp.run_ok("branch", cpp, "create", "dev", "--version", "3")
+    lance.dataset(str(py)).create_branch("dev", 3)
+    lance_cpp.run_ok("branch", cpp, "create", "dev/fix", "--branch", "dev")
+    _branch(py, "dev").create_branch("dev/fix", 3)
+    for name in ("dev", "dev/fix"):
+        ours, theirs = _branch_commit(cpp, name), _branch_commit(py, name)
+        assert ours == theirs, f"branch {name}:\n{ours}\n{theirs}"
+        a, b = _branch_json(cpp, name), _branch_json(py, name)
+        for j, root in ((a, cpp), (b, py)):
+            j.pop("createAt")
+            # The size of the parent's manifest (whose writer differs for dev/fix).
+            parent = root / "tree" / j["parentBranch"] if j["parentBranch"] else root
+            assert j.pop("manifestSize") == wire.manifest_path(parent, j["parentVersion"]).stat().st_size
+            j["identifier"] = [(v, len(i)) for v, i in j["identifier"]["version_mapping"]]
+        assert a == b, name
+    assert _branch_json(cpp, "dev/fix")["identifier"]["version_mapping"][0] == \
+        _branch_json(cpp, "dev")["identifier"]["version_mapping"][0]
+    listed = lambda uri: {k: (v["parent_branch"], v["parent_version"], len(v["branch_identifier"]))
+                          for k, v in lance.dataset(str(uri)).branches.list().items()}
+    assert listed(cpp) == listed(py) == {"dev": (None, 3, 1), "dev/fix": ("dev", 3, 2)}
+    assert lance_cpp.run_ok("branch", py, "list").stdout.splitlines() == ["dev main 3", "dev/fix dev 3"]
+
+    # Writes to the other side's branches: pylance on lance-cpp's, lance-cpp on pylance's.
+    extra = _rows(range(200, 204), 3)
+    b = _branch(cpp, "dev")
+    b.insert(extra)
+    _branch(cpp, "dev").delete("id = 0 OR id = 201")
+    _branch(cpp, "dev").tags.create("dev-head", 5)
+    lance_cpp.run_ok("write", py, "--input", _write_ipc(tmp_path / "x.arrow", extra), "--mode", "append",
+                     "--branch", "dev")
+    lance_cpp.run_ok("delete", py, "id = 0 OR id = 201", "--branch", "dev")
+    lance_cpp.run_ok("tag", py, "create", "dev-head", "5", "--branch", "dev")
+    for uri in (cpp, py):
+        tags = lance.dataset(str(uri)).tags.list()
+        assert (tags["dev-head"]["branch"], tags["dev-head"]["version"]) == ("dev", 5), uri
+        assert "dev-head 5 dev" in lance_cpp.run_ok("tag", uri, "list").stdout
+    a, b = _branch(cpp, "dev").to_table(), _branch(py, "dev").to_table()
+    assert a.equals(b)
+    assert lance.dataset(str(cpp), version="dev-head").to_table().equals(a)
+    for uri in (cpp, py):
+        n = str(a.num_rows)
+        assert lance_cpp.run_ok("count", uri, "--branch", "dev").stdout.strip() == n
+        assert lance_cpp.run_ok("count", uri, "--version", "dev-head").stdout.strip() == n
+        assert lance_cpp.run_ok("count", uri / "tree" / "dev").stdout.strip() == n
+        assert lance_cpp.run_ok("count", uri, "--branch", "dev/fix").stdout.strip() == \
+            str(lance.dataset(str(uri), version=3).count_rows())
+        assert [r[0] for r in lance_cpp.versions(uri / "tree" / "dev")] == ["3", "4", "5"]
+        assert lance.dataset(str(uri)).to_table().equals(main_rows)  # main untouched
+        assert _uses_index(_branch(uri, "dev"), "id = 7")
+    # New files of a branch live under its directory, not main's.
+    assert not any((cpp / "data").glob("*.lance")) or \
+        {p.name for p in (cpp / "data").glob("*.lance")} == {p.name for p in (sources[version] / "data").glob("*.lance")}
+    assert any((py / "tree" / "dev" / "data").glob("*.lance"))
+
+
+def test_branch_refusals(sources, tmp_path, lance_cpp):
+    """Refused as pylance refuses: "main", an invalid name, a branch that
+    exists, deleting one a branch was made from or a tag points at, one that
+    does not exist; the branch stays."""
+    uri = tmp_path / "ds.lance"
+    shutil.copytree(sources["2.2"], uri)
+    lance_cpp.run_ok("branch", uri, "create", "a")
+    ds = lance.dataset(str(uri))
+    for bad in ("main", "bad name", "x..y", "end/"):
+        with pytest.raises(OSError, match="Ref is invalid"):
+            ds.create_branch(bad, 1)
+        assert_clean_failure(lance_cpp.run("branch", uri, "create", bad), "Ref is invalid")
+    assert_clean_failure(lance_cpp.run("branch", uri, "create", "a"), "already exists")
+    assert_clean_failure(lance_cpp.run("branch", uri, "create", "z", "--version", "99"), "99")
+    assert not (uri / "tree" / "z").exists()
+    ds.checkout_version(("a", None)).create_branch("a/b", 4)
+    with pytest.raises(OSError, match="referenced by"):
+        ds.branches.delete("a")
+    assert_clean_failure(lance_cpp.run("branch", uri, "delete", "a"), "referenced by", "a/b")
+    lance_cpp.run_ok("tag", uri, "create", "on-b", "4", "--branch", "a/b")
+    with pytest.raises(OSError, match="referenced by tags"):
+        ds.branches.delete("a/b")
+    assert_clean_failure(lance_cpp.run("branch", uri, "delete", "a/b"), "referenced by tags", "on-b")
+    lance_cpp.run_ok("tag", uri, "delete", "on-b")
+    lance_cpp.run_ok("branch", uri, "delete", "a/b")
+    assert not (uri / "tree" / "a" / "b").exists() and (uri / "tree" / "a" / "_versions").exists()
+    assert set(lance.dataset(str(uri)).branches.list()) == {"a"}
+    with pytest.raises(ValueError, match="does not exist"):
+        ds.branches.delete("nope")
+    assert_clean_failure(lance_cpp.run("branch", uri, "delete", "nope"), "does not exist")
+    assert_clean_failure(lance_cpp.run("count", uri, "--branch", "nope"), "nope")
+    assert_clean_failure(lance_cpp.run("write", uri, "--input", _write_ipc(tmp_path / "i.arrow", _rows(range(2))),
+                                       "--mode", "append", "--branch", "nope"), "nope")
+    lance_cpp.run_ok("branch", uri, "delete", "a")
+    assert not (uri / "tree").exists() or not any((uri / "tree").iterdir())
+    assert lance.dataset(str(uri)).branches.list() == {}
+
+
+def test_cleanup_keeps_what_branches_use(sources, tmp_path, lance_cpp):
+    """Cleanup of main keeps the version a branch was made from and its
+    files (pylance 14 keeps it too); cleanup of the branch removes only the
+    branch's old versions. Both sides then read the branch."""
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    shutil.copytree(sources["2.1"], ours)
+    shutil.copytree(sources["2.1"], theirs)
+    for uri in (ours, theirs):
+        lance.dataset(str(uri)).create_branch("keep", 2)
+        lance.write_dataset(_rows(range(300, 305)), str(uri), mode="overwrite")
+        lance.write_dataset(_rows(range(305, 310)), str(uri), mode="append")
+        b = _branch(uri, "keep")
+        b.insert(_rows(range(400, 402)))
+        _branch(uri, "keep").delete("id = 400")
+    expected = _branch(theirs, "keep").to_table()
+    lance_cpp.run_ok("cleanup", ours, "--older-than", "0", "--delete-unverified")
+    from datetime import timedelta
+    lance.dataset(str(theirs)).cleanup_old_versions(older_than=timedelta(seconds=0), delete_unverified=True,
+                                                               error_if_tagged_old_versions=False)
+    names = lambda uri, d: sorted(p.name for p in (uri / d).glob("*"))
+    assert names(ours, "_versions") == names(theirs, "_versions")
+    assert len(names(ours, "data")) == len(names(theirs, "data"))
+    for uri in (ours, theirs):
+        assert _branch(uri, "keep").to_table().equals(expected)
+        assert lance_cpp.run_ok("count", uri, "--branch", "keep").stdout.strip() == str(expected.num_rows)
+    lance_cpp.run_ok("cleanup", ours, "--older-than", "0", "--delete-unverified", "--branch", "keep")
+    _branch(theirs, "keep").cleanup_old_versions(older_than=timedelta(seconds=0), delete_unverified=True,
+                                                               error_if_tagged_old_versions=False)
+    assert names(ours / "tree" / "keep", "_versions") == names(theirs / "tree" / "keep", "_versions")
+    assert names(ours, "_versions") == names(theirs, "_versions")
+    for uri in (ours, theirs):
+        assert _branch(uri, "keep").to_table().equals(expected)
+        assert lance_cpp.run_ok("count", uri, "--branch", "keep").stdout.strip() == str(expected.num_rows)
