@@ -565,3 +565,23 @@ def test_cleanup_keeps_what_branches_use(sources, tmp_path, lance_cpp):
     for uri in (ours, theirs):
         assert _branch(uri, "keep").to_table().equals(expected)
         assert lance_cpp.run_ok("count", uri, "--branch", "keep").stdout.strip() == str(expected.num_rows)
+
+
+def test_clones_of_a_branch(sources, tmp_path, lance_cpp):
+    """A branch cloned (by --branch, and by a tag on the branch): the base
+    path names the branch and points at its directory, as pylance's."""
+    uri = tmp_path / "ds.lance"
+    shutil.copytree(sources["2.2"], uri)
+    lance.dataset(str(uri)).create_branch("dev", 3)
+    _branch(uri, "dev").insert(_rows(range(500, 503)))
+    _branch(uri, "dev").tags.create("dev-tag", 4)
+    dev = _branch(uri, "dev")
+    for i, args in enumerate((["--branch", "dev"], ["--version", "dev-tag"])):
+        for kind in ("shallow", "deep"):
+            ours, theirs = tmp_path / f"cpp-{kind}-{i}.lance", tmp_path / f"py-{kind}-{i}.lance"
+            lance_cpp.run_ok(f"{kind}-clone", uri, ours, *args)
+            getattr(dev, f"{kind}_clone")(str(theirs), 4)
+            _assert_same_commit(ours, theirs)
+            assert lance.dataset(str(ours)).to_table().equals(dev.to_table())
+    bases = lance.dataset(str(tmp_path / "cpp-shallow-0.lance")).base_paths()
+    assert {(b.id, b.name, b.path) for b in bases.values()} == {(0, None, str(uri)), (1, "dev", str(uri / "tree" / "dev"))}
