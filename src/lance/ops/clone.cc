@@ -43,6 +43,14 @@ Status CopyDirectory(const table::FileLocation& dir, const io::ObjectStore& to, 
   return Status::OK();
 }
 
+// Where a file of `kind` without a base id lives in the new dataset (the
+// locator's rule), `name` relative to that directory.
+std::string OwnPath(table::FileKind kind, const std::string& name) {
+  static const Manifest kNoBases;
+  auto dir = table::DirectoryOf(kNoBases, kind, std::nullopt, name);
+  return table::JoinPath(dir.ok() ? dir->dir : "", name);
+}
+
 // What a deep clone copies, as pylance's: every data file with its blob
 // sidecars, deletion file and index file the version references, each
 // found through its base id and put where a file without one lives.
@@ -51,18 +59,19 @@ Status CopyReferencedFiles(const Dataset& source, const io::ObjectStore& target)
   for (const auto& fragment : source.manifest().fragments) {
     for (const auto& data : fragment.files) {
       LANCE_ASSIGN_OR_RAISE(auto location, files.Data(data));
-      LANCE_RETURN_NOT_OK(CopyFile(location, target, "data/" + data.path));
+      LANCE_RETURN_NOT_OK(CopyFile(location, target, OwnPath(table::FileKind::kData, data.path)));
       LANCE_ASSIGN_OR_RAISE(auto sidecars, files.BlobSidecarDir(data));
-      LANCE_RETURN_NOT_OK(CopyDirectory(sidecars, target, "data/" + data.path.substr(0, data.path.rfind('.'))));
+      LANCE_RETURN_NOT_OK(CopyDirectory(sidecars, target,
+                                        OwnPath(table::FileKind::kData, data.path.substr(0, data.path.rfind('.')))));
     }
     if (fragment.deletion_file) {
       LANCE_ASSIGN_OR_RAISE(auto location, files.Deletion(fragment.id, *fragment.deletion_file));
-      LANCE_RETURN_NOT_OK(
-          CopyFile(location, target, "_deletions/" + fragment.deletion_file->FileName(fragment.id)));
+      LANCE_RETURN_NOT_OK(CopyFile(location, target,
+                                   OwnPath(table::FileKind::kDeletion, fragment.deletion_file->FileName(fragment.id))));
     }
   }
   for (const auto& index : source.indices()) {
-    const std::string dir = "_indices/" + index.UuidString();
+    const std::string dir = OwnPath(table::FileKind::kIndex, index.UuidString());
     if (index.files.empty()) {
       // Writers before pylance 14 list no files: the whole directory.
       LANCE_ASSIGN_OR_RAISE(auto location, files.Index(index, ""));
