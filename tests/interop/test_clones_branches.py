@@ -585,3 +585,36 @@ def test_clones_of_a_branch(sources, tmp_path, lance_cpp):
             assert lance.dataset(str(ours)).to_table().equals(dev.to_table())
     bases = lance.dataset(str(tmp_path / "cpp-shallow-0.lance")).base_paths()
     assert {(b.id, b.name, b.path) for b in bases.values()} == {(0, None, str(uri)), (1, "dev", str(uri / "tree" / "dev"))}
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+def test_stable_row_ids_through_clones_and_branches(version, tmp_path, lance_cpp):
+    """With stable row ids (flag 2): shallow and deep clones and a branch as
+    pylance makes them, and row ids read through each the same way."""
+    src = tmp_path / "src.lance"
+    lance.write_dataset(_rows(range(20)), str(src), data_storage_version=version, enable_stable_row_ids=True,
+                        max_rows_per_file=8)
+    lance.dataset(str(src)).delete("id = 5")
+    lance.write_dataset(_rows(range(20, 25)), str(src), mode="append")
+    for kind in ("shallow", "deep"):
+        ours, theirs = tmp_path / f"cpp-{kind}.lance", tmp_path / f"py-{kind}.lance"
+        lance_cpp.run_ok(f"{kind}-clone", src, ours)
+        getattr(lance.dataset(str(src)), f"{kind}_clone")(str(theirs), 3)
+        _assert_same_commit(ours, theirs)
+        want = lance.dataset(str(theirs)).to_table(with_row_id=True)
+        assert lance.dataset(str(ours)).to_table(with_row_id=True).equals(want)
+        out = tmp_path / f"{kind}.arrow"
+        lance_cpp.run_ok("scan", ours, "--with-row-id", "--out", out)
+        assert ipc.open_file(str(out)).read_all().equals(want)
+    cpp, py = tmp_path / "cpp", tmp_path / "py"
+    shutil.copytree(src, cpp)
+    shutil.copytree(src, py)
+    lance_cpp.run_ok("branch", cpp, "create", "b", "--version", "2")
+    lance.dataset(str(py)).create_branch("b", 2)
+    assert _branch_commit(cpp, "b") == _branch_commit(py, "b")
+    lance_cpp.run_ok("write", py, "--input", _write_ipc(tmp_path / "a.arrow", _rows(range(60, 63))),
+                     "--mode", "append", "--branch", "b")
+    _branch(cpp, "b").insert(_rows(range(60, 63)))
+    a = _branch(cpp, "b").to_table(with_row_id=True)
+    assert a.equals(_branch(py, "b").to_table(with_row_id=True))
+    assert a["_rowid"].to_pylist()[-3:] == [20, 21, 22]  # next_row_id of the parent version
