@@ -1,5 +1,5 @@
-"""Shallow and deep clones (and, later, branches) made by each side, read and
-written by the other.
+"""Shallow and deep clones, writes to registered bases, and branches made by
+each side, read and written by the other.
 
 pylance makes a source with deletion files, a BTREE index and a tag; each
 side clones the same version of it (the latest, an older one, a tag), and
@@ -9,14 +9,22 @@ sections. Then the other side reads the clone (the index answers a filter
 through the clone's base path) and writes to it (append, delete), and the
 source is untouched. A deep clone must stand alone: its source is removed
 before it is read and written. Blob v2 sidecars are copied by a deep clone.
+
+Registered bases: the same create (initial_bases) and appends (target_bases)
+on each side give pylance's manifests. Branches: each side's branch (and a
+branch of it) gives pylance's manifests and _refs/branches files, and is
+listed, read, written and tagged by the other; every command takes
+--branch; refusals and cleanup follow pylance's.
 """
 from __future__ import annotations
 
+import json
 import shutil
-import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pytest
 
@@ -153,7 +161,7 @@ def test_shallow_clone_as_pylance(version, ref, sources, tmp_path, lance_cpp):
     assert clone.to_table().equals(expected)
     if ref != 2:  # versions 3 and 4 have the index: it is found under the source's base
         assert _uses_index(clone, "id = 7")
-        assert clone.to_table(filter="id = 7").equals(expected.filter(pa.compute.equal(expected["id"], 7)))
+        assert clone.to_table(filter="id = 7").equals(expected.filter(pc.equal(expected["id"], 7)))
     # lance-cpp reads pylance's clone the same way.
     assert lance_cpp.run_ok("count", theirs).stdout.strip() == str(expected.num_rows)
 
@@ -402,20 +410,16 @@ def test_target_base_refusals(tmp_path, lance_cpp):
 # --------------------------------------------------------------------------- #
 
 def _branch_json(root: Path, name: str) -> dict:
-    import json
     return json.loads((root / "_refs" / "branches" / (name.replace("/", "%2F") + ".json")).read_text())
 
 
 def _branch_commit(root: Path, name: str) -> dict:
-    uri = root / "tree" / name
-    versions = sorted(int(p.stem) for p in (uri / "_versions").glob("*.manifest"))
-    view = _committed_at(uri)
+    view = _committed_at(root / "tree" / name)
     return {k: _placeholders(v, root, {}) for k, v in view.items()}
 
 
 def _committed_at(uri: Path) -> dict:
-    import json as _json
-    latest = _json.loads((uri / "_versions" / "latest_version_hint.json").read_text())["version"]
+    latest = json.loads((uri / "_versions" / "latest_version_hint.json").read_text())["version"]
     mf = wire.read_manifest_file(wire.manifest_path(uri, latest))
     txn_name = mf["manifest"]["transaction_file"][0].decode()
     assert mf["transaction"] == wire.read_transaction_file(uri / "_transactions" / txn_name)
@@ -548,7 +552,6 @@ def test_cleanup_keeps_what_branches_use(sources, tmp_path, lance_cpp):
         _branch(uri, "keep").delete("id = 400")
     expected = _branch(theirs, "keep").to_table()
     lance_cpp.run_ok("cleanup", ours, "--older-than", "0", "--delete-unverified")
-    from datetime import timedelta
     lance.dataset(str(theirs)).cleanup_old_versions(older_than=timedelta(seconds=0), delete_unverified=True,
                                                                error_if_tagged_old_versions=False)
     names = lambda uri, d: sorted(p.name for p in (uri / d).glob("*"))
@@ -618,3 +621,43 @@ def test_stable_row_ids_through_clones_and_branches(version, tmp_path, lance_cpp
     a = _branch(cpp, "b").to_table(with_row_id=True)
     assert a.equals(_branch(py, "b").to_table(with_row_id=True))
     assert a["_rowid"].to_pylist()[-3:] == [20, 21, 22]  # next_row_id of the parent version
+
+
+def test_every_command_on_a_branch(sources, tmp_path, lance_cpp):
+    """update, merge-insert, compact, restore, scan, take, inspect and
+    versions with --branch on a pylance branch give what pylance's same
+    calls give on the same branch of a copy; main is untouched."""
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    for uri in (ours, theirs):
+        shutil.copytree(sources["2.1"], uri)
+        lance.dataset(str(uri)).create_branch("w", 2)  # before the index
+    main_rows = lance.dataset(str(theirs)).to_table()
+    upsert = _rows([1, 2, 70, 71], 9)
+    lance_cpp.run_ok("update", ours, "--set", "v = v + 1000", "--where", "id < 6", "--branch", "w")
+    lance_cpp.run_ok("merge-insert", ours, "--on", "id", "--input", _write_ipc(tmp_path / "u.arrow", upsert),
+                     "--when-matched-update-all", "--when-not-matched-insert-all", "--branch", "w")
+    lance_cpp.run_ok("compact", ours, "--branch", "w")
+    b = _branch(theirs, "w")
+    b.update({"v": "v + 1000"}, where="id < 6")
+    _branch(theirs, "w").merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(upsert)
+    _branch(theirs, "w").optimize.compact_files()
+    a, p = _branch(ours, "w"), _branch(theirs, "w")
+    assert a.version == p.version == 6
+    assert a.to_table().sort_by("id").equals(p.to_table().sort_by("id"))
+    ops = ["Clone", "Update", "Update", "ReserveFragments", "Rewrite"]
+    for uri in (ours, theirs):
+        proc = lance_cpp.run_ok("versions", uri, "--branch", "w")
+        assert [line.split()[2] for line in proc.stdout.splitlines()] == ops
+    out = tmp_path / "s.arrow"
+    lance_cpp.run_ok("scan", theirs, "--branch", "w", "--out", out)
+    assert ipc.open_file(str(out)).read_all().equals(p.to_table())
+    lance_cpp.run_ok("take", theirs, "--branch", "w", "--indices", "0,3", "--out", out)
+    assert ipc.open_file(str(out)).read_all().equals(p.take([0, 3]))
+    js = lance_cpp.run_ok("inspect", theirs, "--branch", "w", "--json").stdout
+    assert json.loads(js)["version"] == 6 and json.loads(js)["num_rows"] == p.count_rows()
+    lance_cpp.run_ok("restore", ours, "2", "--branch", "w")
+    _branch(theirs, "w").checkout_version(("w", 2)).restore()
+    assert _branch(ours, "w").to_table().equals(_branch(theirs, "w").to_table())
+    assert _branch(ours, "w").version == _branch(theirs, "w").version == 7
+    for uri in (ours, theirs):
+        assert lance.dataset(str(uri)).to_table().equals(main_rows)
