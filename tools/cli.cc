@@ -72,8 +72,18 @@ void PrintChange(const std::string& what, uint64_t version, bool committed) {
             << (committed ? "" : " unchanged") << "\n";
 }
 
+std::string& BranchOption() {
+  static std::string branch;
+  return branch;
+}
+
+Result<std::shared_ptr<Dataset>> OpenDataset(const std::string& uri, OpenOptions options) {
+  if (options.branch.empty()) options.branch = BranchOption();
+  return Dataset::Open(uri, options);
+}
+
 Result<uint64_t> LatestVersion(const std::string& uri) {
-  LANCE_ASSIGN_OR_RAISE(auto ds, Dataset::Open(uri));
+  LANCE_ASSIGN_OR_RAISE(auto ds, OpenDataset(uri));
   return ds->version();
 }
 

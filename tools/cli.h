@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "lance/dataset.h"
 #include "lance/retry.h"
 #include "lance/status.h"
 
@@ -66,6 +67,11 @@ int RunTag(const std::vector<std::string>& argv);
 int RunUpdate(const std::vector<std::string>& argv);
 int RunMergeInsert(const std::vector<std::string>& argv);
 int RunCleanup(const std::vector<std::string>& argv);
+/// `shallow-clone`, `deep-clone` (tools/clone_command.cc).
+int RunShallowClone(const std::vector<std::string>& argv);
+int RunDeepClone(const std::vector<std::string>& argv);
+/// `branch` (tools/branch_command.cc).
+int RunBranch(const std::vector<std::string>& argv);
 /// `compact` (tools/compact_command.cc).
 int RunCompact(const std::vector<std::string>& argv);
 /// `config` (tools/config_command.cc).
@@ -79,6 +85,12 @@ std::string Counted(uint64_t n, const std::string& singular, const std::string& 
 /// unchanged" (the latest version) when it committed none. E.g.
 /// "updated 5 rows; new version 4", "deleted 0 rows; version 3 unchanged".
 void PrintChange(const std::string& what, uint64_t version, bool committed);
+
+/// The branch every command reads and writes (the global --branch NAME,
+/// taken out of the arguments by main); empty = main.
+std::string& BranchOption();
+/// Dataset::Open on BranchOption()'s branch.
+Result<std::shared_ptr<Dataset>> OpenDataset(const std::string& uri, OpenOptions options = {});
 
 /// The latest version of the dataset at `uri`.
 Result<uint64_t> LatestVersion(const std::string& uri);

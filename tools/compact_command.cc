@@ -109,7 +109,7 @@ int RunCompact(const std::vector<std::string>& argv) {
   if (auto err = ParseRetryFlags(args, /*operation_level=*/true, &options.retry)) {
     return ReportUsage(err->message, kCompactUsage);
   }
-  auto dataset = Dataset::Open(args.positional[0]);
+  auto dataset = OpenDataset(args.positional[0]);
   if (!dataset.ok()) return ReportError(dataset.status());
   auto compaction = (*dataset)->NewCompaction();
   if (args.Has("--plan")) {

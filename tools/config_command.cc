@@ -60,7 +60,7 @@ int RunConfig(const std::vector<std::string>& argv) {
     if (p.size() != (field ? 3u : 2u)) {
       return ReportUsage(action + (field ? " takes a FIELD" : " takes no more arguments"), kUsage);
     }
-    auto ds = Dataset::Open(uri);
+    auto ds = OpenDataset(uri);
     if (!ds.ok()) return ReportError(ds.status());
     const Manifest& m = (*ds)->manifest();
     const std::map<std::string, std::string>* map = &m.config;
@@ -127,7 +127,7 @@ int RunConfig(const std::vector<std::string>& argv) {
   UpdateMap update;
   if (auto err = ToUpdateMap(items, a->set, replace, &update)) return ReportUsage(err->message, kUsage);
 
-  auto ds = Dataset::Open(uri);
+  auto ds = OpenDataset(uri);
   if (!ds.ok()) return ReportError(ds.status());
   auto builder = (*ds)->NewUpdateConfig();
   switch (a->target) {

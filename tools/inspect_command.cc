@@ -183,7 +183,7 @@ int RunInspect(const std::vector<std::string>& argv) {
   if (args.positional.size() != 1) return ReportUsage("inspect takes exactly one URI", kInspectUsage);
   OpenOptions options;
   options.version = args.Get("--version");
-  auto ds = Dataset::Open(args.positional[0], options);
+  auto ds = OpenDataset(args.positional[0], options);
   if (!ds.ok()) return ReportError(ds.status());
   auto json = BuildInspectJson(**ds, args.Has("--rows"));
   if (!json.ok()) return ReportError(json.status());

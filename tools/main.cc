@@ -39,6 +39,10 @@ constexpr const char* kUsage =
     "       | set-table-metadata / set-schema-metadata KEY=VALUE... [--replace] | unset-table-metadata /\n"
     "       unset-schema-metadata KEY... | set-field-metadata FIELD KEY=VALUE... [--replace]\n"
     "       | unset-field-metadata FIELD KEY...   the config and metadata (UpdateConfig commits)\n"
+    "  shallow-clone URI TARGET [--version V|TAG]   a new dataset naming URI's files (no copy)\n"
+    "  deep-clone URI TARGET [--version V|TAG]      a new dataset with URI's files copied\n"
+    "  branch URI create NAME [--version V|TAG] | branch URI list | branch URI delete NAME\n"
+    "--branch NAME (any command): read or write branch NAME instead of main.\n"
     "Writing commands print one line: what changed, then '; new version N' or '; version N unchanged'.\n"
     "Long ones draw a progress bar on stderr when it is a terminal, unless --quiet.\n";
 
@@ -49,6 +53,23 @@ int main(int argc, char** argv) {
   if (args.empty()) return lance::cli::ReportUsage("no command given", kUsage);
   const std::string cmd = args.front();
   args.erase(args.begin());
+  // --branch NAME works on every command that opens a dataset.
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--branch" || args[i].rfind("--branch=", 0) == 0) {
+      std::string name;
+      if (args[i] == "--branch") {
+        if (i + 1 >= args.size()) return lance::cli::ReportUsage("--branch needs a branch name", kUsage);
+        name = args[i + 1];
+        args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+      } else {
+        name = args[i].substr(9);
+        args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      if (name.empty()) return lance::cli::ReportUsage("--branch needs a branch name", kUsage);
+      lance::cli::BranchOption() = name;
+      --i;
+    }
+  }
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::cout << "usage: " << kUsage;
     return lance::cli::kExitOk;
@@ -69,5 +90,8 @@ int main(int argc, char** argv) {
   if (cmd == "cleanup") return lance::cli::RunCleanup(args);
   if (cmd == "compact") return lance::cli::RunCompact(args);
   if (cmd == "config") return lance::cli::RunConfig(args);
+  if (cmd == "branch") return lance::cli::RunBranch(args);
+  if (cmd == "shallow-clone") return lance::cli::RunShallowClone(args);
+  if (cmd == "deep-clone") return lance::cli::RunDeepClone(args);
   return lance::cli::ReportUsage("unknown command '" + cmd + "'", kUsage);
 }

@@ -94,7 +94,7 @@ int RunUpdate(const std::vector<std::string>& argv) {
   if (set.empty()) return ReportUsage("update needs at least one --set", kUpdateUsage);
   ProgressBar bar(args.Has("--quiet"));
   options.progress = bar.Callback();
-  auto ds = Dataset::Open(args.positional[0]);
+  auto ds = OpenDataset(args.positional[0]);
   if (!ds.ok()) return ReportError(ds.status());
   auto update = (*ds)->NewUpdate();
   for (const auto& [column, value] : set) update.Set(column, value);
@@ -156,7 +156,7 @@ int RunMergeInsert(const std::vector<std::string>& argv) {
   if (!input.ok()) return ReportError(input.status());
   ProgressBar bar(args.Has("--quiet"));
   params.progress = bar.Callback();
-  auto ds = Dataset::Open(args.positional[0]);
+  auto ds = OpenDataset(args.positional[0]);
   if (!ds.ok()) return ReportError(ds.status());
   auto merge = (*ds)->NewMergeInsert(params.on);
   auto committed = merge.Options(params).Commit(*input);
@@ -184,7 +184,7 @@ int RunCleanup(const std::vector<std::string>& argv) {
   ProgressBar bar(args.Has("--quiet"));
   CleanupOptions options;
   options.progress = bar.Callback();
-  auto ds = Dataset::Open(args.positional[0]);
+  auto ds = OpenDataset(args.positional[0]);
   if (!ds.ok()) {
     bar.Clear();
     return ReportError(ds.status());

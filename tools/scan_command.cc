@@ -50,7 +50,7 @@ bool ParseNumbers(const std::string& s, std::vector<uint64_t>* out) {
 Result<std::shared_ptr<Dataset>> OpenAt(const Args& args) {
   OpenOptions options;
   options.version = args.Get("--version");
-  return Dataset::Open(args.positional[0], options);
+  return OpenDataset(args.positional[0], options);
 }
 
 bool ValidFormat(const std::string& f) { return f == "table" || f == "csv" || f == "json"; }

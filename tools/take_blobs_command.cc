@@ -55,7 +55,7 @@ int RunTakeBlobs(const std::vector<std::string>& argv) {
   }
   OpenOptions options;
   options.version = args.Get("--version");
-  auto ds = Dataset::Open(args.positional[0], options);
+  auto ds = OpenDataset(args.positional[0], options);
   if (!ds.ok()) return ReportError(ds.status());
   const std::string& column = args.positional[1];
   auto values = TakeBlobs(*ds, column, rows, by);

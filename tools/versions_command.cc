@@ -11,7 +11,7 @@ int RunVersions(const std::vector<std::string>& argv) {
   Args args;
   if (auto err = ParseArgs(argv, {}, {}, &args)) return ReportUsage(err->message, kUsage);
   if (args.positional.size() != 1) return ReportUsage("versions takes exactly one URI", kUsage);
-  auto ds = Dataset::Open(args.positional[0]);
+  auto ds = OpenDataset(args.positional[0]);
   if (!ds.ok()) return ReportError(ds.status());
   auto versions = (*ds)->Versions();
   if (!versions.ok()) return ReportError(versions.status());

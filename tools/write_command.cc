@@ -22,6 +22,18 @@ std::optional<uint64_t> ParseU64(const std::string& s) {
 }
 
 
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (!s.empty()) {
+    const size_t comma = s.find(',', start);
+    out.push_back(s.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 int RunWrite(const std::vector<std::string>& argv) {
@@ -30,12 +42,13 @@ int RunWrite(const std::vector<std::string>& argv) {
       "[--data-storage-version 2.0|2.1|2.2] [--enable-stable-row-ids] [--enable-v2-manifest-paths] "
       "[--allow-external-blob-outside-bases] "
       "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N] [--max-retries N] "
-      "[--disable-transaction-file] [--auto-cleanup-interval N --auto-cleanup-older-than SECONDS] [--quiet]";
+      "[--disable-transaction-file] [--auto-cleanup-interval N --auto-cleanup-older-than SECONDS] "
+      "[--initial-bases [root:]NAME=PATH,...] [--target-base NAME|PATH|ID[,...]] [--quiet]";
   Args args;
   if (auto err = ParseArgs(argv,
                            {"--input", "--mode", "--data-storage-version", "--max-rows-per-file",
                             "--max-bytes-per-file", "--max-retries", "--auto-cleanup-interval",
-                            "--auto-cleanup-older-than"},
+                            "--auto-cleanup-older-than", "--initial-bases", "--target-base"},
                            {"--enable-stable-row-ids", "--enable-v2-manifest-paths", "--allow-external-blob-outside-bases",
                             "--disable-v2-manifest-paths", "--disable-transaction-file", "--quiet"},
                            &args)) {
@@ -73,6 +86,24 @@ int RunWrite(const std::vector<std::string>& argv) {
     }
     (std::string(flag) == "--max-rows-per-file" ? params.max_rows_per_file : params.max_bytes_per_file) = *n;
   }
+  // pylance's initial_bases ("root:" marks a dataset-root base) and
+  // target_bases, comma-separated.
+  for (const auto& spec : SplitList(args.Get("--initial-bases"))) {
+    BasePath base;
+    std::string rest = spec;
+    if (rest.rfind("root:", 0) == 0) {
+      base.is_dataset_root = true;
+      rest = rest.substr(5);
+    }
+    const size_t eq = rest.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == rest.size()) {
+      return ReportUsage("--initial-bases needs [root:]NAME=PATH entries, got '" + spec + "'", kUsage);
+    }
+    base.name = rest.substr(0, eq);
+    base.path = rest.substr(eq + 1);
+    params.initial_bases.push_back(std::move(base));
+  }
+  params.target_bases = SplitList(args.Get("--target-base"));
   params.enable_stable_row_ids = args.Has("--enable-stable-row-ids");
   params.allow_external_blob_outside_bases = args.Has("--allow-external-blob-outside-bases");
   if (args.Has("--enable-v2-manifest-paths") && args.Has("--disable-v2-manifest-paths")) {
@@ -102,9 +133,14 @@ int RunWrite(const std::vector<std::string>& argv) {
   // a dataset that does not open: WriteDataset creates it or gives the
   // error) goes through WriteDataset.
   std::shared_ptr<Dataset> before;
+  params.branch = BranchOption();
   if (params.mode != WriteMode::kCreate) {
-    auto opened = Dataset::Open(args.positional[0]);
-    if (opened.ok()) before = *opened;
+    auto opened = OpenDataset(args.positional[0]);
+    if (opened.ok()) {
+      before = *opened;
+    } else if (!params.branch.empty()) {
+      return ReportError(opened.status());  // a branch is never created by a write
+    }
   }
   Result<std::shared_ptr<Dataset>> ds;
   uint64_t rows = 0, fragments = 0;
@@ -151,7 +187,7 @@ int RunDelete(const std::vector<std::string>& argv) {
   }
   ProgressBar bar(args.Has("--quiet"));
   options.progress = bar.Callback();
-  auto ds = Dataset::Open(args.positional[0]);
+  auto ds = OpenDataset(args.positional[0]);
   if (!ds.ok()) return ReportError(ds.status());
   auto del = (*ds)->NewDelete(args.positional[1]);
   auto committed = del.Options(options).Commit();
@@ -169,7 +205,7 @@ int RunRestore(const std::vector<std::string>& argv) {
   if (args.positional.size() != 2) return ReportUsage("restore takes a URI and a version", kUsage);
   auto version = ParseU64(args.positional[1]);
   if (!version) return ReportUsage("VERSION must be a version number, not '" + args.positional[1] + "'", kUsage);
-  auto ds = Dataset::Open(args.positional[0]);
+  auto ds = OpenDataset(args.positional[0]);
   if (!ds.ok()) return ReportError(ds.status());
   auto restored = (*ds)->NewRestore(*version).DisableTransactionFile(args.Has("--disable-transaction-file")).Commit();
   if (!restored.ok()) return ReportError(restored.status());
@@ -190,7 +226,7 @@ int RunTag(const std::vector<std::string>& argv) {
   if (p.size() < 2 || !is_action(p[1])) return ReportUsage("tag needs a URI and create, delete or list", kUsage);
   const std::string& uri = p[0];
   const std::string& action = p[1];
-  auto ds = Dataset::Open(uri);
+  auto ds = OpenDataset(uri);
   if (!ds.ok()) return ReportError(ds.status());
   if (action == "create") {
     if (p.size() != 4) return ReportUsage("tag create takes NAME and VERSION", kUsage);
@@ -215,7 +251,9 @@ int RunTag(const std::vector<std::string>& argv) {
   if (p.size() != 2) return ReportUsage("tag list takes no more arguments", kUsage);
   auto tags = (*ds)->Tags();
   if (!tags.ok()) return ReportError(tags.status());
-  for (const auto& [name, tag] : *tags) std::cout << name << " " << tag.version << "\n";
+  for (const auto& [name, tag] : *tags) {
+    std::cout << name << " " << tag.version << (tag.branch ? " " + *tag.branch : "") << "\n";
+  }
   return kExitOk;
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <arrow/filesystem/filesystem.h>
@@ -33,12 +34,36 @@ class UpdateConfigBuilder;
 class CompactionBuilder;
 
 struct OpenOptions {
-  /// A version number, or a tag name; empty = the latest version.
+  /// A version number, or a tag name; empty = the latest version. A tag
+  /// opens the branch it was made on.
   std::string version;
+  /// The branch to open (pylance's checkout_version((branch, version)));
+  /// empty or "main" = the default branch. A branch's versions live under
+  /// the dataset's tree/{branch}/.
+  std::string branch;
   /// The filesystem every file of the dataset is read and written through
   /// (as LevelDB's Env): with it, the uri is a path inside it. Null = the
   /// filesystem arrow::fs picks for the uri (local paths, file://, ...).
   std::shared_ptr<arrow::fs::FileSystem> filesystem;
+};
+
+/// Options of Dataset::ShallowClone and Dataset::DeepClone (pylance's
+/// shallow_clone / deep_clone).
+struct CloneOptions {
+  /// The version to clone (pylance's `reference`): a version number or a
+  /// tag name; empty = the version this dataset is at.
+  std::string reference;
+};
+
+/// A branch, as listed by Dataset::Branches() (pylance's Branch).
+struct BranchInfo {
+  std::optional<std::string> parent_branch;  // null = main
+  uint64_t parent_version = 0;
+  uint64_t create_at = 0;  // unix seconds
+  uint64_t manifest_size = 0;
+  /// (version, id) per ancestor, main first (pylance's branch_identifier).
+  std::vector<std::pair<uint64_t, std::string>> branch_identifier;
+  std::map<std::string, std::string> metadata;
 };
 
 /// One committed version, as listed by Dataset::Versions().
@@ -89,7 +114,37 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   /// Compaction of this version (include lance/compaction.h).
   CompactionBuilder NewCompaction() const;
 
-  /// Creates tag `name` on `version` (see lance::CreateTag).
+  /// A new dataset at `target_path` holding a version of this one (see
+  /// CloneOptions), committed as that version number with a Clone
+  /// transaction, as pylance's shallow_clone: no file is copied; the new
+  /// manifest names this dataset's data, deletion and index files through
+  /// a base path (this dataset's uri, as given when it was opened), and
+  /// later writes to the clone go under `target_path`. Fails if a dataset
+  /// exists at `target_path`.
+  Result<std::shared_ptr<Dataset>> ShallowClone(const std::string& target_path,
+                                                const CloneOptions& options = {}) const;
+  /// The same with every data, blob sidecar, deletion and index file the
+  /// version references copied under `target_path` first (pylance's
+  /// deep_clone): the new dataset has no base paths and does not need
+  /// this one.
+  Result<std::shared_ptr<Dataset>> DeepClone(const std::string& target_path, const CloneOptions& options = {}) const;
+
+  /// Creates branch `name` from `reference` (a version number of this
+  /// dataset's branch or a tag; empty = this dataset's version), as
+  /// pylance's create_branch: a shallow clone under tree/{name}/ committed
+  /// at that version, then _refs/branches/{name}.json. Refuses an invalid
+  /// name, "main", and a branch that exists. Returns the branch.
+  Result<std::shared_ptr<Dataset>> CreateBranch(const std::string& name, const std::string& reference = "") const;
+  /// Every branch of the dataset.
+  Result<std::map<std::string, BranchInfo>> Branches() const;
+  /// Removes a branch's metadata and directory, as pylance's delete_branch:
+  /// refused while another branch was made from it or a tag points at it.
+  Status DeleteBranch(const std::string& name) const;
+  /// The branch this dataset is on; nullopt = main.
+  const std::optional<std::string>& branch() const;
+
+  /// Creates tag `name` on `version` of this dataset's branch (see
+  /// lance::CreateTag); tags live at the dataset root whatever their branch.
   Status CreateTag(const std::string& name, uint64_t version) const;
   /// Removes tag `name` (see lance::DeleteTag).
   Status DeleteTag(const std::string& name) const;

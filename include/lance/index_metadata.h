@@ -23,6 +23,10 @@ struct IndexMetadata {
   /// Fragment ids the index covers; nullopt when the stored bitmap is empty
   /// (which the format defines as "unknown").
   std::optional<std::vector<uint32_t>> fragment_ids;
+  /// The bitmap's bytes as read from the manifest: written back as they are
+  /// while `fragment_ids` still holds the same set, as pylance carries a
+  /// bitmap it did not change (the same set can be serialized several ways).
+  std::string stored_fragment_bitmap;
   std::string index_details_type_url;  // empty if no details were stored
   std::string index_details_value;
   std::optional<int32_t> index_version;

@@ -57,6 +57,18 @@ struct WriteParams {
   };
   std::optional<AutoCleanup> auto_cleanup;
   FileWriterOptions file_options;
+  /// The branch an append or overwrite writes to (OpenOptions::branch);
+  /// empty = main. Creating a dataset on a branch is refused: a branch is
+  /// made with Dataset::CreateBranch.
+  std::string branch;
+  /// Base paths to register in the new dataset's manifest (pylance's
+  /// initial_bases); only when creating. An id of 0 is assigned: one above
+  /// the largest id given, from 1, as the reference does.
+  std::vector<BasePath> initial_bases;
+  /// Where the new data files go (pylance's target_bases): registered base
+  /// paths named by name or path, or an id in decimal; several are used in
+  /// turn, one file each. Empty = the dataset's own data/.
+  std::vector<std::string> target_bases;
   /// Blob v2 external URIs outside the dataset's registered base paths:
   /// stored as absolute URIs when true, refused when false (pylance's
   /// allow_external_blob_outside_bases, default false).

@@ -15,6 +15,7 @@
 #include "lance/file/version.h"
 #include "lance/file_reader.h"
 #include "lance/io/object_store.h"
+#include "lance/table/branches.h"
 #include "lance/table/deletion_file.h"
 #include "lance/table/deletion_vector.h"
 #include "lance/table/file_locations.h"
@@ -27,7 +28,9 @@
 namespace lance {
 
 struct Dataset::Impl {
-  std::shared_ptr<io::ObjectStore> store;
+  std::shared_ptr<io::ObjectStore> root;   // the dataset root: _refs/, tree/
+  std::shared_ptr<io::ObjectStore> store;  // the branch's (root for main)
+  std::optional<std::string> branch;
   std::vector<table::ManifestLocation> locations;  // every committed version
   table::ManifestLocation location;                // the opened one
   table::ManifestFile file;
@@ -63,10 +66,14 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& uri, const Ope
 Result<std::shared_ptr<Dataset>> Dataset::Checkout(const std::string& version) const {
   OpenOptions options;
   options.version = version;
-  return DatasetAccess::Open(impl_->store, options);
+  options.branch = impl_->branch.value_or("");
+  return DatasetAccess::Open(impl_->root, options);
 }
 
+const std::optional<std::string>& Dataset::branch() const { return impl_->branch; }
+
 const std::shared_ptr<io::ObjectStore>& DatasetAccess::Store(const Dataset& dataset) { return dataset.impl_->store; }
+const std::shared_ptr<io::ObjectStore>& DatasetAccess::RootStore(const Dataset& dataset) { return dataset.impl_->root; }
 const table::ManifestLocation& DatasetAccess::Location(const Dataset& dataset) { return dataset.impl_->location; }
 const table::ManifestFile& DatasetAccess::File(const Dataset& dataset) { return dataset.impl_->file; }
 
@@ -74,9 +81,29 @@ Result<std::shared_ptr<Dataset>> DatasetAccess::Open(std::shared_ptr<io::ObjectS
                                                      const OpenOptions& options) {
   const std::string uri = store->uri();
   auto impl = std::make_unique<Dataset::Impl>();
+  impl->root = store;
   impl->store = std::move(store);
-  LANCE_ASSIGN_OR_RAISE(bool is_dir, impl->store->IsDirectory(""));
+  LANCE_ASSIGN_OR_RAISE(bool is_dir, impl->root->IsDirectory(""));
   if (!is_dir) return Status::IOError("dataset not found: ", uri, " is not a directory");
+  // A tag names a branch and a version: it opens that branch.
+  std::optional<std::string> branch = table::StandardizeBranch(options.branch);
+  std::optional<uint64_t> tagged;
+  if (!options.version.empty() && !AllDigits(options.version)) {
+    LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*impl->root));
+    auto it = tags.find(options.version);
+    if (it == tags.end()) {
+      return Status::KeyError("dataset ", uri, " has no version or tag named '", options.version, "'");
+    }
+    branch = it->second.branch ? table::StandardizeBranch(*it->second.branch) : std::nullopt;
+    tagged = it->second.version;
+  }
+  if (branch) {
+    LANCE_RETURN_NOT_OK(table::CheckBranchName(*branch));
+    LANCE_ASSIGN_OR_RAISE(bool exists, impl->root->Exists(table::BranchFilePath(*branch)));
+    if (!exists) return Status::KeyError("branch ", *branch, " does not exist in ", uri);
+    impl->store = impl->root->Child(table::BranchDirectory(*branch));
+    impl->branch = branch;
+  }
   LANCE_ASSIGN_OR_RAISE(impl->locations, table::ListManifests(*impl->store));
 
   if (options.version.empty()) {
@@ -90,22 +117,14 @@ Result<std::shared_ptr<Dataset>> DatasetAccess::Open(std::shared_ptr<io::ObjectS
         return Status::KeyError("version ", options.version, " of dataset ", uri, " does not exist");
       }
     } else {
-      LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*impl->store));
-      auto it = tags.find(options.version);
-      if (it == tags.end()) {
-        return Status::KeyError("dataset ", uri, " has no version or tag named '", options.version, "'");
-      }
-      if (it->second.branch) {
-        return Status::NotImplemented("tag '", options.version, "' points at branch '",
-                                      *it->second.branch, "', which lance-cpp does not read yet");
-      }
-      wanted = it->second.version;
+      wanted = *tagged;
     }
     auto it = std::find_if(impl->locations.begin(), impl->locations.end(),
                            [&](const auto& l) { return l.version == wanted; });
     if (it == impl->locations.end()) {
-      return Status::KeyError("version ", wanted, " of dataset ", uri, " does not exist (versions ",
-                              impl->locations.front().version, " to ", impl->locations.back().version, ")");
+      return Status::KeyError("version ", wanted, " of dataset ", uri, impl->branch ? " branch " + *impl->branch : "",
+                              " does not exist (versions ", impl->locations.front().version, " to ",
+                              impl->locations.back().version, ")");
     }
     impl->location = *it;
   }
@@ -114,6 +133,28 @@ Result<std::shared_ptr<Dataset>> DatasetAccess::Open(std::shared_ptr<io::ObjectS
     return Status::Invalid("corrupt manifest ", impl->store->FullPath(impl->location.path),
                            ": it says version ", impl->file.manifest.version, " but its name says ",
                            impl->location.version);
+  }
+  const std::optional<std::string>& recorded = impl->file.manifest.branch;
+  if (impl->branch && recorded != impl->branch) {
+    return Status::Invalid("corrupt manifest ", impl->store->FullPath(impl->location.path), ": branch ",
+                           *impl->branch, "'s manifest says it is on ", recorded ? "branch " + *recorded : "main");
+  }
+  if (!impl->branch && recorded) {
+    // The branch's own directory opened as a dataset (as pylance allows):
+    // its root is the directory tree/{branch} is in.
+    const std::string suffix = "/" + table::BranchDirectory(*recorded);
+    const std::string full = impl->store->FullPath("");
+    const std::string& own_uri = impl->store->uri();
+    std::string root_uri = own_uri;
+    while (root_uri.size() > 1 && root_uri.back() == '/') root_uri.pop_back();
+    if (full.ends_with(suffix) && root_uri.ends_with(suffix)) {
+      impl->root = std::make_shared<io::ObjectStore>(impl->store->filesystem(), full.substr(0, full.size() - suffix.size()),
+                                                     root_uri.substr(0, root_uri.size() - suffix.size()));
+      impl->branch = recorded;
+    } else {
+      return Status::Invalid("dataset ", uri, " is branch ", *recorded, " but is not at tree/", *recorded,
+                             " of a dataset root");
+    }
   }
   impl->files = std::make_unique<table::FileLocator>(impl->store, impl->file.manifest);
   return std::shared_ptr<Dataset>(new Dataset(std::move(impl)));
@@ -304,7 +345,7 @@ Result<std::vector<VersionInfo>> Dataset::Versions() const {
 }
 
 Result<std::map<std::string, TagInfo>> Dataset::Tags() const {
-  LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*impl_->store));
+  LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*impl_->root));
   std::map<std::string, TagInfo> out;
   for (auto& [name, t] : tags) out[name] = TagInfo{t.version, t.branch};
   return out;

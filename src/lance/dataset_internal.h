@@ -13,10 +13,13 @@
 namespace lance {
 
 struct DatasetAccess {
+  /// The store of the dataset's branch (the root itself for main).
   static const std::shared_ptr<io::ObjectStore>& Store(const Dataset& dataset);
+  /// The dataset's root, where _refs/ (tags, branches) and tree/ live.
+  static const std::shared_ptr<io::ObjectStore>& RootStore(const Dataset& dataset);
   static const table::ManifestLocation& Location(const Dataset& dataset);
   static const table::ManifestFile& File(const Dataset& dataset);
-  /// Dataset::Open on an already opened store.
+  /// Dataset::Open on an already opened store (the dataset root).
   static Result<std::shared_ptr<Dataset>> Open(std::shared_ptr<io::ObjectStore> store, const OpenOptions& options);
 };
 

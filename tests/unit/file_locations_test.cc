@@ -159,5 +159,42 @@ TEST_F(FileLocatorTest, EachFileIsReadFromItsBase) {
   EXPECT_FALSE(files.BaseStore(3, "external blob").ok());
 }
 
+TEST_F(FileLocatorTest, IndexFilesAndBlobSidecarsFollowTheirBase) {
+  const FileLocator files(root_, manifest_);
+  IndexMetadata index;
+  index.name = "id_idx";
+  index.uuid[0] = 0xab;
+  const std::string uuid = index.UuidString();
+  auto in_root = files.Index(index, "page_data.lance");
+  ASSERT_TRUE(in_root.ok()) << in_root.status().ToString();
+  EXPECT_EQ(in_root->FullPath(), (dir_ / "root" / "_indices" / uuid / "page_data.lance").string());
+  index.base_id = 0;  // a shallow clone's index: under the source's _indices/
+  auto in_source = files.Index(index, "page_data.lance");
+  ASSERT_TRUE(in_source.ok()) << in_source.status().ToString();
+  EXPECT_EQ(in_source->FullPath(), (dir_ / "source" / "_indices" / uuid / "page_data.lance").string());
+  auto dir = files.Index(index, "");
+  ASSERT_TRUE(dir.ok());
+  EXPECT_EQ(dir->FullPath(), (dir_ / "source" / "_indices" / uuid).string());
+  index.base_id = 1;  // a flat base holds the index directory itself
+  auto flat = files.Index(index, "x.idx");
+  ASSERT_TRUE(flat.ok());
+  EXPECT_EQ(flat->FullPath(), (dir_ / "flat" / uuid / "x.idx").string());
+  index.base_id = 9;
+  auto missing = files.Index(index, "x.idx");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(Contains(missing.status().message(), "id_idx")) << missing.status().ToString();
+
+  DataFile data;
+  data.path = "s.lance";
+  data.base_id = 0;
+  auto sidecars = files.BlobSidecarDir(data);
+  ASSERT_TRUE(sidecars.ok());
+  EXPECT_EQ(sidecars->FullPath(), (dir_ / "source" / "data" / "s").string());
+  data.base_id.reset();
+  sidecars = files.BlobSidecarDir(data);
+  ASSERT_TRUE(sidecars.ok());
+  EXPECT_EQ(sidecars->FullPath(), (dir_ / "root" / "data" / "s").string());
+}
+
 }  // namespace
 }  // namespace lance::table

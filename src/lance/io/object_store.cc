@@ -271,4 +271,14 @@ Status ObjectStore::Delete(const std::string& relative) const {
   return Status::OK();
 }
 
+Status ObjectStore::DeleteDirectory(const std::string& relative) const {
+  if (relative.empty()) return Status::Invalid("refusing to remove the root of ", uri_);
+  const std::string path = FullPath(relative);
+  auto info = fs_->GetFileInfo(path);
+  if (info.ok() && info->type() == arrow::fs::FileType::NotFound) return Status::OK();
+  Status st = fs_->DeleteDir(path);
+  if (!st.ok()) return st.WithMessage("cannot remove ", path, ": ", st.message());
+  return Status::OK();
+}
+
 }  // namespace lance::io

@@ -33,6 +33,11 @@ class ObjectStore {
       : fs_(std::move(fs)), root_(std::move(root)), uri_(std::move(uri)) {}
 
   const std::string& uri() const { return uri_; }
+  /// The store rooted at `relative` below this one, through the same
+  /// filesystem (a branch's directory, say).
+  std::shared_ptr<ObjectStore> Child(const std::string& relative) const {
+    return std::make_shared<ObjectStore>(fs_, FullPath(relative), uri_ + (uri_.ends_with("/") ? "" : "/") + relative);
+  }
   /// The full filesystem path of `relative`.
   std::string FullPath(const std::string& relative) const;
 
@@ -72,6 +77,9 @@ class ObjectStore {
   Result<std::shared_ptr<arrow::io::OutputStream>> OpenOutputStream(const std::string& relative) const;
   /// Removes a file; a missing file is not an error.
   Status Delete(const std::string& relative) const;
+  /// Removes a directory and everything below it; a missing one is not an
+  /// error. REQUIRES: `relative` is not empty (the root is never removed).
+  Status DeleteDirectory(const std::string& relative) const;
 
  private:
   std::shared_ptr<arrow::fs::FileSystem> fs_;

@@ -188,7 +188,14 @@ Result<txn::CommitResult> CommitTransaction(const io::ObjectStore& store, txn::T
                             .count();
     LANCE_ASSIGN_OR_RAISE(auto policy, AutoCleanupPolicy(result.manifest.config, result.version, versions, now));
     if (!policy || result.version <= 1) return Status::OK();
-    return CleanupWithPolicy(std::make_shared<io::ObjectStore>(store), *policy, {}).status();
+    if (result.manifest.branch) {
+      // A branch's cleanup needs the dataset root (its tags and the
+      // branches made from it), which a commit does not know here.
+      return Status::NotImplemented("lance-cpp does not run the automatic cleanup of branch '",
+                                    *result.manifest.branch, "'; run cleanup --branch ", *result.manifest.branch);
+    }
+    auto here = std::make_shared<io::ObjectStore>(store);
+    return CleanupWithPolicy(here, here, std::nullopt, *policy, {}).status();
   };
   Status st = run();
   if (!st.ok()) {

@@ -11,6 +11,7 @@
 
 #include "lance/ops/dataset_ops_internal.h"
 #include "lance/row_ops.h"
+#include "lance/table/branches.h"
 #include "lance/table/file_locations.h"
 #include "lance/table/manifest_location.h"
 #include "lance/table/tags.h"
@@ -113,7 +114,9 @@ int64_t NowNanos() {
 }
 }  // namespace
 
-Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& store, int64_t older_than_seconds,
+Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& root,
+                                     const std::shared_ptr<io::ObjectStore>& store,
+                                     const std::optional<std::string>& branch, int64_t older_than_seconds,
                                      bool delete_unverified, const CleanupOptions& options) {
   if (older_than_seconds < 0) {
     return Status::Invalid("cleanup of ", store->uri(), ": older-than must not be negative");
@@ -121,11 +124,13 @@ Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& sto
   CleanupPolicy policy;
   policy.before_timestamp_nanos = NowNanos() - older_than_seconds * kNanosPerSecond;
   policy.delete_unverified = delete_unverified;
-  return CleanupWithPolicy(store, policy, options);
+  return CleanupWithPolicy(root, store, branch, policy, options);
 }
 
-Result<CleanupResult> ops::CleanupWithPolicy(const std::shared_ptr<io::ObjectStore>& store,
-                                             const CleanupPolicy& policy, const CleanupOptions& options) {
+Result<CleanupResult> ops::CleanupWithPolicy(const std::shared_ptr<io::ObjectStore>& root,
+                                             const std::shared_ptr<io::ObjectStore>& store,
+                                             const std::optional<std::string>& branch, const CleanupPolicy& policy,
+                                             const CleanupOptions& options) {
   const std::string& uri = store->uri();
   const bool delete_unverified = policy.delete_unverified;
   LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
@@ -133,9 +138,23 @@ Result<CleanupResult> ops::CleanupWithPolicy(const std::shared_ptr<io::ObjectSto
   const uint64_t latest = policy.keep_from_version ? policy.keep_from_version : base->location.version;
   const int64_t now = NowNanos();
 
+  // Kept whatever their age: versions of this branch a tag names, and
+  // those branches were made from (pylance 14 keeps a branch's parent
+  // version, so the files the branch shares with it stay).
   std::set<uint64_t> tagged;
-  LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*store));
-  for (const auto& [name, tag] : tags) tagged.insert(tag.version);
+  LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*root));
+  for (const auto& [name, tag] : tags) {
+    if (table::StandardizeBranch(tag.branch.value_or("")) == branch) tagged.insert(tag.version);
+  }
+  LANCE_ASSIGN_OR_RAISE(auto branches, table::ListBranches(*root));
+  std::vector<std::pair<uint64_t, std::string>> lineage;
+  if (branch) {
+    auto it = branches.find(*branch);
+    if (it != branches.end()) lineage = it->second.version_mapping;
+  }
+  for (const auto& [name, b] : branches) {
+    if (auto v = b.ReferencedVersionOf(lineage)) tagged.insert(*v);
+  }
 
   // Every manifest is read: what kept versions reference is kept, what
   // only removed versions reference is "verified" garbage.

@@ -72,16 +72,17 @@ MergeInsertBuilder Dataset::NewMergeInsert(std::vector<std::string> on) const {
 RestoreBuilder Dataset::NewRestore(uint64_t version) const { return RestoreBuilder(shared_from_this(), version); }
 
 Status Dataset::CreateTag(const std::string& name, uint64_t version) const {
-  return ops::CreateTagIn(*DatasetAccess::Store(*this), name, version);
+  return ops::CreateTagIn(*DatasetAccess::RootStore(*this), *DatasetAccess::Store(*this), branch(), name, version);
 }
 
 Status Dataset::DeleteTag(const std::string& name) const {
-  return ops::DeleteTagIn(*DatasetAccess::Store(*this), name);
+  return ops::DeleteTagIn(*DatasetAccess::RootStore(*this), name);
 }
 
 Result<CleanupResult> Dataset::CleanupOldVersions(int64_t older_than_seconds, bool delete_unverified,
                                                   const CleanupOptions& options) const {
-  return ops::CleanupIn(DatasetAccess::Store(*this), older_than_seconds, delete_unverified, options);
+  return ops::CleanupIn(DatasetAccess::RootStore(*this), DatasetAccess::Store(*this), branch(), older_than_seconds,
+                        delete_unverified, options);
 }
 
 // ---- Builders ----
@@ -159,6 +160,19 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
   if (!data) return Status::Invalid("write to ", uri, ": no data given");
   LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri, params.filesystem));
   LANCE_ASSIGN_OR_RAISE(auto latest, table::FindLatestManifest(*store));
+  if (!params.branch.empty() && params.branch != "main") {
+    if (!latest || params.mode == WriteMode::kCreate) {
+      return Status::Invalid("cannot create dataset ", uri, " on branch ", params.branch,
+                             ": branches are made from an existing dataset's version");
+    }
+    OpenOptions on_branch;
+    on_branch.branch = params.branch;
+    LANCE_ASSIGN_OR_RAISE(auto dataset, DatasetAccess::Open(store, on_branch));
+    WriteParams rest = params;
+    rest.filesystem = nullptr;
+    if (params.mode == WriteMode::kAppend) return dataset->NewAppend().Options(std::move(rest)).Commit(data);
+    return dataset->NewOverwrite().Options(std::move(rest)).Commit(data);
+  }
   if (!latest) {
     // No dataset yet: every mode creates it.
     LANCE_ASSIGN_OR_RAISE(WriteResult written, ops::WriteRows(store, nullptr, *data, params));
@@ -210,7 +224,7 @@ Result<uint64_t> RestoreVersion(const std::string& uri, uint64_t version) {
 
 Status CreateTag(const std::string& uri, const std::string& name, uint64_t version) {
   LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
-  return ops::CreateTagIn(*store, name, version);
+  return ops::CreateTagIn(*store, *store, std::nullopt, name, version);
 }
 
 Status DeleteTag(const std::string& uri, const std::string& name) {
@@ -221,7 +235,7 @@ Status DeleteTag(const std::string& uri, const std::string& name) {
 Result<CleanupResult> CleanupOldVersions(const std::string& uri, int64_t older_than_seconds, bool delete_unverified,
                                          const CleanupOptions& options) {
   LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
-  return ops::CleanupIn(store, older_than_seconds, delete_unverified, options);
+  return ops::CleanupIn(store, store, std::nullopt, older_than_seconds, delete_unverified, options);
 }
 
 }  // namespace lance

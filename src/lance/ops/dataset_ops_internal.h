@@ -55,10 +55,16 @@ Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const Ret
 Result<WriteResult> WriteRows(const std::shared_ptr<io::ObjectStore>& store, const Dataset* dataset,
                            arrow::RecordBatchReader& data, const WriteParams& params);
 
-/// Tags and cleanup in the dataset in `store`.
-Status CreateTagIn(const io::ObjectStore& store, const std::string& name, uint64_t version);
+/// Tags and cleanup in the dataset whose root is `store`: a tag on
+/// `version` of `branch` (nullopt = main), whose versions are in
+/// `versions`; cleanup of `branch`'s versions in `versions` (keeping the
+/// versions its tags and the branches made from it reference).
+Status CreateTagIn(const io::ObjectStore& store, const io::ObjectStore& versions,
+                   const std::optional<std::string>& branch, const std::string& name, uint64_t version);
 Status DeleteTagIn(const io::ObjectStore& store, const std::string& name);
-Result<CleanupResult> CleanupIn(const std::shared_ptr<io::ObjectStore>& store, int64_t older_than_seconds,
+Result<CleanupResult> CleanupIn(const std::shared_ptr<io::ObjectStore>& store,
+                                const std::shared_ptr<io::ObjectStore>& versions,
+                                const std::optional<std::string>& branch, int64_t older_than_seconds,
                                 bool delete_unverified, const CleanupOptions& options);
 
 /// Which versions a cleanup removes: the reference's CleanupPolicy. A
@@ -78,7 +84,10 @@ struct CleanupPolicy {
   /// At most this many deletes per second; 0 = no limit.
   uint64_t delete_rate_limit = 0;
 };
-Result<CleanupResult> CleanupWithPolicy(const std::shared_ptr<io::ObjectStore>& store, const CleanupPolicy& policy,
+/// `root`, `store` and `branch` as CleanupIn's.
+Result<CleanupResult> CleanupWithPolicy(const std::shared_ptr<io::ObjectStore>& root,
+                                        const std::shared_ptr<io::ObjectStore>& store,
+                                        const std::optional<std::string>& branch, const CleanupPolicy& policy,
                                         const CleanupOptions& options);
 
 /// Commits `txn` (txn::Commit), then runs the automatic cleanup the new

@@ -119,11 +119,11 @@ void FragmentWriter::RemoveFiles() {
   writer_.reset();
   if (sidecars_) {
     (void)sidecars_->Finish();
-    sidecar_files_.insert(sidecar_files_.end(), sidecars_->created().begin(), sidecars_->created().end());
+    for (const auto& path : sidecars_->created()) sidecar_files_.emplace_back(file_store_, path);
     sidecars_.reset();
   }
-  for (const auto& path : sidecar_files_) (void)store_.Delete(path);
-  for (const auto& name : created_) (void)store_.Delete(std::string(kDataDir) + "/" + name);
+  for (const auto& [store, path] : sidecar_files_) (void)store->Delete(path);
+  for (const auto& [store, path] : created_) (void)store->Delete(path);
 }
 
 Status FragmentWriter::OpenFile() {
@@ -133,13 +133,24 @@ Status FragmentWriter::OpenFile() {
                                   "': lance-cpp writes 2.0, 2.1 and 2.2");
   }
   name_ = NewDataFileName();
-  created_.push_back(name_);
-  LANCE_ASSIGN_OR_RAISE(auto out, store_.OpenOutputStream(std::string(kDataDir) + "/" + name_));
+  file_store_ = &store_;
+  file_dir_ = kDataDir;
+  file_base_id_.reset();
+  if (!options_.targets.empty()) {
+    const WriteTarget& target = options_.targets[fragments_.size() % options_.targets.size()];
+    file_store_ = target.store.get();
+    file_dir_ = target.is_dataset_root ? kDataDir : "";
+    file_base_id_ = target.base_id;
+  }
+  const std::string path = file_dir_.empty() ? name_ : file_dir_ + "/" + name_;
+  created_.emplace_back(file_store_, path);
+  LANCE_ASSIGN_OR_RAISE(auto out, file_store_->OpenOutputStream(path));
   LANCE_ASSIGN_OR_RAISE(writer_, FileWriter::Open(std::move(out), name_, schema_, options_.file_options));
   // Blob v2 values too large to stay inline go to .blob files beside it.
   if (std::any_of(schema_.fields.begin(), schema_.fields.end(), file::IsBlobV2Field)) {
     const std::string stem = name_.substr(0, name_.size() - std::string(kDataSuffix).size());
-    sidecars_ = std::make_unique<BlobV2Sidecars>(store_, std::string(kDataDir) + "/" + stem, schema_,
+    sidecars_ = std::make_unique<BlobV2Sidecars>(*file_store_, file_dir_.empty() ? stem : file_dir_ + "/" + stem,
+                                                 schema_,
                                                  options_.external);
   }
   rows_ = 0;
@@ -150,12 +161,13 @@ Status FragmentWriter::OpenFile() {
 Status FragmentWriter::FinishFile() {
   if (sidecars_) {
     LANCE_RETURN_NOT_OK(sidecars_->Finish());
-    sidecar_files_.insert(sidecar_files_.end(), sidecars_->created().begin(), sidecars_->created().end());
+    for (const auto& path : sidecars_->created()) sidecar_files_.emplace_back(file_store_, path);
     sidecars_.reset();
   }
   LANCE_ASSIGN_OR_RAISE(uint64_t rows, writer_->Finish());
   DataFile file;
   file.path = name_;
+  file.base_id = file_base_id_;
   SetFileFields(schema_, options_.storage_version, &file);
   std::tie(file.file_major_version, file.file_minor_version) = writer_->version_pair();
   // A 2.0 file's footer says 0.3; the manifest records 2.0, as pylance 14 does.
@@ -164,7 +176,7 @@ Status FragmentWriter::FinishFile() {
     file.file_minor_version = 0;
   }
   writer_.reset();
-  LANCE_ASSIGN_OR_RAISE(int64_t size, store_.Size(std::string(kDataDir) + "/" + name_));
+  LANCE_ASSIGN_OR_RAISE(int64_t size, file_store_->Size(created_.back().second));
   file.file_size_bytes = static_cast<uint64_t>(size);
   Fragment fragment;
   fragment.files.push_back(std::move(file));

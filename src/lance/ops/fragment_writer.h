@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,13 @@
 #include "lance/write.h"
 
 namespace lance::ops {
+
+/// A registered base path new data files go to (WriteParams::target_bases).
+struct WriteTarget {
+  uint32_t base_id = 0;
+  std::shared_ptr<const io::ObjectStore> store;  // rooted at the base path
+  bool is_dataset_root = false;                   // files in its data/, else directly in it
+};
 
 /// How new fragments are cut and encoded. The limits default to
 /// WriteParams' (pylance's), which is also what pylance's update and
@@ -46,6 +55,9 @@ struct FragmentWriterOptions {
   std::vector<uint64_t> file_row_counts;
   /// How blob v2 external URIs are stored.
   BlobV2ExternalPolicy external;
+  /// Where the files go, one file each in turn (the reference's round
+  /// robin); empty = data/ of the writer's store.
+  std::vector<WriteTarget> targets;
   /// Called with the rows written so far after each slice; empty = none.
   std::function<void(uint64_t rows_written)> on_progress;
 
@@ -81,13 +93,18 @@ class FragmentWriter {
   FragmentWriterOptions options_;
   std::unique_ptr<FileWriter> writer_;
   std::unique_ptr<BlobV2Sidecars> sidecars_;  // of the open data file
-  std::vector<std::string> sidecar_files_;     // of the finished ones
+  using StoredFile = std::pair<const io::ObjectStore*, std::string>;
+  std::vector<StoredFile> sidecar_files_;      // of the finished ones
   std::string name_;                           // of the open data file
+  // Where the open data file goes: its store, directory and base id.
+  const io::ObjectStore* file_store_ = nullptr;
+  std::string file_dir_;
+  std::optional<uint32_t> file_base_id_;
   uint64_t rows_ = 0;                          // in the open file
   uint64_t bytes_ = 0;                         // of input in the open file
   uint64_t total_rows_ = 0;
   std::vector<Fragment> fragments_;
-  std::vector<std::string> created_;  // data file names
+  std::vector<StoredFile> created_;  // data files
 };
 
 }  // namespace lance::ops

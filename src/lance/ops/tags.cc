@@ -46,13 +46,14 @@ std::string NowRfc3339() {
 
 }  // namespace
 
-Status ops::CreateTagIn(const io::ObjectStore& store, const std::string& name, uint64_t version) {
+Status ops::CreateTagIn(const io::ObjectStore& store, const io::ObjectStore& versions,
+                        const std::optional<std::string>& branch, const std::string& name, uint64_t version) {
   LANCE_RETURN_NOT_OK(CheckTagName(name));
-  LANCE_ASSIGN_OR_RAISE(auto loc, table::FindManifest(store, version));
-  LANCE_ASSIGN_OR_RAISE(int64_t size, store.Size(loc.path));
+  LANCE_ASSIGN_OR_RAISE(auto loc, table::FindManifest(versions, version));
+  LANCE_ASSIGN_OR_RAISE(int64_t size, versions.Size(loc.path));
   const std::string now = NowRfc3339();
   nlohmann::ordered_json json;
-  json["branch"] = nullptr;
+  json["branch"] = branch ? nlohmann::ordered_json(*branch) : nlohmann::ordered_json(nullptr);
   json["version"] = version;
   json["createdAt"] = now;
   json["updatedAt"] = now;

@@ -1,5 +1,8 @@
 // WriteDataset: rows into new data files (fragments, by ops::FragmentWriter),
 // then one commit: Overwrite for create and overwrite, Append for append.
+#include <algorithm>
+#include <cctype>
+
 #include <arrow/array.h>
 #include <arrow/record_batch.h>
 #include <arrow/type.h>
@@ -84,6 +87,70 @@ const Field* FirstBlobField(const std::vector<Field>& fields) {
   return nullptr;
 }
 
+// The base paths of the new version (the dataset's, plus initial_bases
+// with their ids assigned when creating) and the targets the data files
+// go to, as the reference's validate_and_resolve_target_bases.
+struct ResolvedBases {
+  std::vector<BasePath> all;
+  std::vector<BasePath> initial;
+  std::vector<ops::WriteTarget> targets;
+};
+
+bool AllDigits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+Result<ResolvedBases> ResolveBases(const WriteParams& params, const Manifest* existing, const std::string& uri) {
+  ResolvedBases out;
+  if (existing) out.all = existing->base_paths;
+  if (!params.initial_bases.empty()) {
+    if (params.mode != WriteMode::kCreate || existing) {
+      return Status::Invalid("cannot register new base paths in ", uri,
+                             ": initial bases are only taken when creating a dataset");
+    }
+    uint32_t next = 1;
+    for (const auto& b : params.initial_bases) next = std::max(next, b.id + 1);
+    for (BasePath b : params.initial_bases) {
+      if (b.id == 0) b.id = next++;
+      for (const auto& other : out.all) {
+        if (other.id == b.id) return Status::Invalid("base path id ", b.id, " is given twice for ", uri);
+      }
+      out.all.push_back(b);
+      out.initial.push_back(std::move(b));
+    }
+  }
+  for (const auto& ref : params.target_bases) {
+    const BasePath* found = nullptr;
+    for (const auto& b : out.all) {
+      if ((b.name && *b.name == ref) || b.path == ref) {
+        found = &b;
+        break;
+      }
+    }
+    if (!found && AllDigits(ref)) {
+      for (const auto& b : out.all) {
+        if (std::to_string(b.id) == ref) found = &b;
+      }
+    }
+    if (!found) {
+      std::string listed;
+      for (const auto& b : out.all) {
+        listed += (listed.empty() ? "" : ", ") + std::to_string(b.id) + (b.name ? " (" + *b.name + ")" : "") + " " +
+                  b.path;
+      }
+      return Status::Invalid("target base '", ref, "' is not a registered base path of ", uri,
+                             " (its base paths: ", listed.empty() ? "none" : listed, ")");
+    }
+    auto store = io::ObjectStore::Open(found->path);
+    if (!store.ok()) {
+      return store.status().WithMessage("opening target base ", found->id, " (", found->path,
+                                        "): ", store.status().message());
+    }
+    out.targets.push_back(ops::WriteTarget{found->id, *store, found->is_dataset_root});
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store, const Dataset* dataset,
@@ -159,8 +226,10 @@ Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store
                                   ": blob v2 needs data storage version 2.2");
   }
 
+  LANCE_ASSIGN_OR_RAISE(auto bases, ResolveBases(params, base ? &base->file.manifest : nullptr, uri));
   auto writer_options = ops::FragmentWriterOptions::FromParams(params, file_version);
-  if (base) writer_options.external.bases = base->file.manifest.base_paths;
+  writer_options.external.bases = bases.all;
+  writer_options.targets = std::move(bases.targets);
   writer_options.external.allow_outside_bases = params.allow_external_blob_outside_bases;
   util::ProgressStage progress(params.progress, "writing", "rows", params.expected_rows);
   writer_options.on_progress = [&progress](uint64_t rows_written) { progress.AdvanceTo(rows_written); };
@@ -191,7 +260,7 @@ Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store
       config[ops::kAutoCleanupInterval] = std::to_string(params.auto_cleanup->interval);
       config[ops::kAutoCleanupOlderThan] = ops::FormatHumanDuration(params.auto_cleanup->older_than_seconds);
     }
-    op = txn::Overwrite{std::move(fragments), std::move(schema), std::move(config)};
+    op = txn::Overwrite{std::move(fragments), std::move(schema), std::move(config), std::move(bases.initial)};
   }
   options.num_retries = params.mode == WriteMode::kCreate ? 1 : static_cast<int>(params.retry.num_retries);
   if (base) options.latest = &*base;

@@ -80,6 +80,17 @@ Result<FileLocation> FileLocator::Deletion(uint64_t fragment_id, const DeletionF
                 "deletion file " + name + " of fragment " + std::to_string(fragment_id));
 }
 
+Result<FileLocation> FileLocator::Index(const IndexMetadata& index, const std::string& name) const {
+  const std::string uuid = index.UuidString();
+  return Locate(FileKind::kIndex, index.base_id, name.empty() ? uuid : uuid + "/" + name,
+                "index '" + index.name + "' (" + uuid + ")");
+}
+
+Result<FileLocation> FileLocator::BlobSidecarDir(const DataFile& file) const {
+  const std::string stem = file.path.substr(0, file.path.rfind('.'));
+  return Locate(FileKind::kData, file.base_id, stem, "data file " + file.path);
+}
+
 Result<std::shared_ptr<const io::ObjectStore>> FileLocator::BaseStore(uint32_t id, const std::string& what) const {
   LANCE_ASSIGN_OR_RAISE(const BasePath* base, FindBase(manifest_, id, what));
   return StoreOf(*base);

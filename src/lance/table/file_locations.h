@@ -15,6 +15,7 @@
 #include <string>
 
 #include "lance/fragment.h"
+#include "lance/index_metadata.h"
 #include "lance/io/object_store.h"
 #include "lance/manifest.h"
 #include "lance/status.h"
@@ -68,6 +69,12 @@ class FileLocator {
   Result<FileLocation> Data(const DataFile& file) const;
   /// A fragment's deletion file.
   Result<FileLocation> Deletion(uint64_t fragment_id, const DeletionFile& file) const;
+  /// A file of an index (`name` relative to its directory, as
+  /// IndexMetadata::files lists them), or with an empty `name` the index's
+  /// directory itself: `_indices/{uuid}` under the root or its base.
+  Result<FileLocation> Index(const IndexMetadata& index, const std::string& name) const;
+  /// The directory of a data file's blob v2 sidecars (`{stem}` beside it).
+  Result<FileLocation> BlobSidecarDir(const DataFile& file) const;
   /// The store rooted at the registered base path `id` itself (for paths
   /// stored relative to a base, such as external blob URIs).
   Result<std::shared_ptr<const io::ObjectStore>> BaseStore(uint32_t id, const std::string& what) const;

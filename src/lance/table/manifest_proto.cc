@@ -245,6 +245,7 @@ Result<IndexMetadata> IndexMetadataFromProto(const pb::table::IndexMetadata& pro
   if (!bitmap.empty()) {  // empty bytes mean "unknown"
     LANCE_ASSIGN_OR_RAISE(idx.fragment_ids,
                           DecodePortableRoaring(bitmap, what + ": fragment bitmap of index '" + proto.name() + "'"));
+    idx.stored_fragment_bitmap = bitmap;
   }
   if (proto.has_index_details()) {
     idx.index_details_type_url = proto.index_details().type_url();
@@ -263,7 +264,10 @@ void IndexMetadataToProto(const IndexMetadata& idx, pb::table::IndexMetadata* pr
   for (int32_t f : idx.fields) proto->add_fields(f);
   proto->set_name(idx.name);
   proto->set_dataset_version(idx.dataset_version);
-  if (idx.fragment_ids) {
+  if (idx.fragment_ids && !idx.stored_fragment_bitmap.empty() &&
+      DecodePortableRoaring(idx.stored_fragment_bitmap, "stored fragment bitmap").ValueOr({}) == *idx.fragment_ids) {
+    proto->set_fragment_bitmap(idx.stored_fragment_bitmap);
+  } else if (idx.fragment_ids) {
     roaring_bitmap_t* rb = roaring_bitmap_create();
     roaring_bitmap_add_many(rb, idx.fragment_ids->size(), idx.fragment_ids->data());
     // Run containers where smaller, as the reference's bitmaps are written.

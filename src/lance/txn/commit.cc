@@ -179,7 +179,8 @@ Result<CommitResult> Committer::Loop(Transaction txn) {
     given_base = nullptr;  // once
     const BaseVersion* base = trusting_given ? options_.latest : (loaded ? &*loaded : nullptr);
     const uint64_t latest = base ? base->location.version : 0;
-    if (base && txn.read_version == 0) {
+    const bool creates = txn.read_version == 0 || std::holds_alternative<Clone>(txn.operation);
+    if (base && creates) {
       // Read version 0 means the writer saw no dataset: it creates one.
       return CommitConflict("cannot create dataset " + store_.uri() + ": it already exists (version " +
                             std::to_string(latest) + ")");
@@ -195,6 +196,7 @@ Result<CommitResult> Committer::Loop(Transaction txn) {
     BuildInputs inputs;
     inputs.base = base ? &base->file : nullptr;
     inputs.restore_source = restore_source ? &restore_source->file : nullptr;
+    inputs.clone_source = options_.clone_source;
     inputs.timestamp_nanos = NowNanos();
     LANCE_ASSIGN_OR_RAISE(auto built, BuildManifest(txn, inputs, options_));
 

@@ -47,6 +47,9 @@ struct CommitOptions {
   /// the transaction's read version, so the first attempt neither lists nor
   /// reads _versions/ again. Not owned; null = load it.
   const BaseVersion* latest = nullptr;
+  /// For a Clone: the source version the new dataset is made from. Not
+  /// owned; required with a Clone, ignored otherwise.
+  const table::ManifestFile* clone_source = nullptr;
 };
 
 /// The newest version of a dataset, loaded for writing.
@@ -79,7 +82,8 @@ struct CommitResult {
 /// creates the same version first, the check and rebuild are repeated on
 /// the new latest, up to `num_retries` attempts. Deletion files of `txn`
 /// that a rebase replaced are removed once it is committed. A transaction
-/// with read version 0 creates the dataset and fails if one exists.
+/// with read version 0 creates the dataset and fails if one exists; so
+/// does a Clone, whatever its read version.
 Result<CommitResult> Commit(const io::ObjectStore& store, Transaction txn,
                             const CommitOptions& options = {});
 

@@ -698,7 +698,8 @@ OperationFacts FactsOf(const Operation& op) {
                           // every field named, count as changes.
                           f.changes_schema_metadata = u.schema_metadata_updates.has_value();
                           for (const auto& [id, map] : u.field_metadata_updates) f.field_metadata_changes.insert(id);
-                        }},
+                        },
+                        [&](const Clone&) { f.kind = K::kClone; }},
              op);
   return f;
 }

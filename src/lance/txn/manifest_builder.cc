@@ -271,6 +271,46 @@ Field* FindField(std::vector<Field>* fields, int32_t id) {
   return nullptr;
 }
 
+// A Clone's manifest, as the reference's Manifest::shallow_clone makes it:
+// the source version's content at its own version number. Shallow: files
+// without a base id get a new base path (id one above the source's, a
+// dataset root at `ref_path`, named after the source branch), so they are
+// read where they are; files already under a base keep it. Deep: the files
+// were copied into the new dataset, which then has no base paths at all.
+Status ApplyClone(const Clone& op, const table::ManifestFile& source, table::ManifestFile* out) {
+  Manifest& m = out->manifest;
+  m = source.manifest;
+  out->indices = source.indices;
+  m.branch = op.branch_name;
+  if (!op.is_shallow) {
+    for (auto& f : m.fragments) {
+      for (auto& file : f.files) file.base_id.reset();
+      if (f.deletion_file) f.deletion_file->base_id.reset();
+    }
+    for (auto& index : out->indices) index.base_id.reset();
+    m.base_paths.clear();
+    return Status::OK();
+  }
+  uint32_t new_id = 0;
+  for (const auto& b : m.base_paths) new_id = std::max(new_id, b.id + 1);
+  for (auto& f : m.fragments) {
+    for (auto& file : f.files) {
+      if (!file.base_id) file.base_id = new_id;
+    }
+    if (f.deletion_file && !f.deletion_file->base_id) f.deletion_file->base_id = new_id;
+  }
+  for (auto& index : out->indices) {
+    if (!index.base_id) index.base_id = new_id;
+  }
+  BasePath base;
+  base.id = new_id;
+  base.name = op.ref_name;
+  base.is_dataset_root = true;
+  base.path = op.ref_path;
+  m.base_paths.push_back(std::move(base));
+  return Status::OK();
+}
+
 bool BaseUsesStableRowIds(const table::ManifestFile* base) {
   return base != nullptr && (base->manifest.reader_feature_flags & table::kFlagStableRowIds) != 0;
 }
@@ -286,7 +326,10 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
     m = in.base->manifest;
   }
   const uint64_t version = in.base ? in.base->manifest.version + 1 : 1;
-  const bool stable_row_ids = in.base ? BaseUsesStableRowIds(in.base) : options.enable_stable_row_ids;
+  const bool is_clone = std::holds_alternative<Clone>(txn.operation);
+  // A clone has no base: its flags derive from the version it copies.
+  const table::ManifestFile* derived_from = is_clone ? in.clone_source : in.base;
+  const bool stable_row_ids = derived_from ? BaseUsesStableRowIds(derived_from) : options.enable_stable_row_ids;
 
   LANCE_RETURN_NOT_OK(std::visit(
       Overloaded{
@@ -306,6 +349,10 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
             m.fragments.clear();
             out.indices.clear();  // indices describe data that is gone
             for (const auto& [k, v] : op.config_upsert_values) m.config[k] = v;
+            if (!op.initial_bases.empty()) {
+              if (in.base) return Status::Invalid("initial base paths can only be registered when creating a dataset");
+              m.base_paths = op.initial_bases;
+            }
             if (!options.data_storage_version.empty()) m.data_storage_version = options.data_storage_version;
             if (m.data_storage_version.empty()) m.data_storage_version = kDefaultDataStorageVersion;
             // pylance 14 keeps counting from max_fragment_id (older writers
@@ -365,6 +412,15 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
             m.max_fragment_id = m.max_fragment_id.value_or(0) + op.num_fragments;
             return Status::OK();
           },
+          [&](const Clone& op) -> Status {
+            if (in.base) return Status::Invalid("cannot clone into an existing dataset");
+            if (!in.clone_source) return Status::Invalid("clone of version ", op.ref_version, " without its manifest");
+            if (in.clone_source->manifest.version != op.ref_version) {
+              return Status::Invalid("clone of version ", op.ref_version, " given the manifest of version ",
+                                     in.clone_source->manifest.version);
+            }
+            return ApplyClone(op, *in.clone_source, &out);
+          },
           [&](const Restore& op) -> Status {
             if (!in.base || !in.restore_source) {
               return Status::Invalid("cannot restore version ", op.version, ": the dataset does not exist");
@@ -397,12 +453,12 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
   m.data_file_format = "lance";
   // A dataset whose manifest does not record its storage version (written
   // before 0.10) keeps not recording it: readers infer it from the files.
-  if (m.data_storage_version.empty() && !in.base) {
+  if (m.data_storage_version.empty() && !in.base && !is_clone) {
     m.data_storage_version =
         options.data_storage_version.empty() ? kDefaultDataStorageVersion : options.data_storage_version;
   }
   LANCE_ASSIGN_OR_RAISE(auto flags, table::ComputeFeatureFlags(m, out.indices,
-                                                               in.base ? &in.base->manifest : nullptr,
+                                                               derived_from ? &derived_from->manifest : nullptr,
                                                                stable_row_ids,
                                                                options.disable_transaction_file));
   m.reader_feature_flags = flags.reader;

@@ -16,6 +16,8 @@ struct BuildInputs {
   const table::ManifestFile* base = nullptr;
   /// For Restore: the version being restored.
   const table::ManifestFile* restore_source = nullptr;
+  /// For Clone: the source version (its manifest and indices).
+  const table::ManifestFile* clone_source = nullptr;
   int64_t timestamp_nanos = 0;
 };
 

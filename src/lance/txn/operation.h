@@ -12,6 +12,7 @@
 
 #include "lance/fragment.h"
 #include "lance/operations.h"
+#include "lance/manifest.h"
 #include "lance/schema.h"
 
 namespace lance::txn {
@@ -27,6 +28,8 @@ struct Overwrite {
   Schema schema;  // with field ids; its metadata becomes the schema metadata
   /// Config entries set on the new version (existing entries are kept).
   std::map<std::string, std::string> config_upsert_values;
+  /// Base paths the new dataset registers (creating only).
+  std::vector<BasePath> initial_bases;
 };
 
 /// Rows removed by `predicate`: fragments with a new deletion file, and
@@ -80,8 +83,21 @@ struct UpdateConfig {
   std::map<int32_t, UpdateMap> field_metadata_updates;
 };
 
+/// A new dataset made from a version of another (shallow: the new manifest
+/// names the source's files through a base path; deep: the files were
+/// copied first). Committed as version `ref_version` of a dataset that must
+/// not exist yet; the source manifest comes with the commit
+/// (CommitOptions::clone_source).
+struct Clone {
+  bool is_shallow = true;
+  std::optional<std::string> ref_name;  // the source's branch; unset = main
+  uint64_t ref_version = 0;
+  std::string ref_path;                 // the source dataset's uri
+  std::optional<std::string> branch_name;  // set when the clone is a branch
+};
+
 using Operation =
-    std::variant<Append, Overwrite, Delete, Restore, Update, Rewrite, ReserveFragments, UpdateConfig>;
+    std::variant<Append, Overwrite, Delete, Restore, Update, Rewrite, ReserveFragments, UpdateConfig, Clone>;
 
 /// The reference's name of the operation ("Append", "Overwrite", ...).
 const char* OperationName(const Operation& op);

@@ -40,7 +40,8 @@ const char* OperationName(const Operation& op) {
                                [](const Update&) { return "Update"; },
                                [](const Rewrite&) { return "Rewrite"; },
                                [](const ReserveFragments&) { return "ReserveFragments"; },
-                               [](const UpdateConfig&) { return "UpdateConfig"; }},
+                               [](const UpdateConfig&) { return "UpdateConfig"; },
+                               [](const Clone&) { return "Clone"; }},
                     op);
 }
 
@@ -91,6 +92,13 @@ std::string Transaction::Serialize() const {
             // The reference writes schema_metadata empty (and ignores it on
             // read): the schema metadata travels in the manifest.
             for (const auto& [k, v] : op.config_upsert_values) (*o->mutable_config_upsert_values())[k] = v;
+            for (const auto& b : op.initial_bases) {
+              auto* base = o->add_initial_bases();
+              base->set_id(b.id);
+              if (b.name) base->set_name(*b.name);
+              base->set_is_dataset_root(b.is_dataset_root);
+              base->set_path(b.path);
+            }
           },
           [&](const Delete& op) {
             auto* d = proto.mutable_delete_();
@@ -137,6 +145,14 @@ std::string Transaction::Serialize() const {
             for (const auto& [id, map] : op.field_metadata_updates) {
               SetUpdateMap(map, &(*c->mutable_field_metadata_updates())[id]);
             }
+          },
+          [&](const Clone& op) {
+            auto* c = proto.mutable_clone();
+            c->set_is_shallow(op.is_shallow);
+            if (op.ref_name) c->set_ref_name(*op.ref_name);
+            c->set_ref_version(op.ref_version);
+            c->set_ref_path(op.ref_path);
+            if (op.branch_name) c->set_branch_name(*op.branch_name);
           }},
       operation);
   return proto.SerializeAsString();
