@@ -68,6 +68,8 @@ int RunMergeInsert(const std::vector<std::string>& argv);
 int RunCleanup(const std::vector<std::string>& argv);
 /// `compact` (tools/compact_command.cc).
 int RunCompact(const std::vector<std::string>& argv);
+/// `add-columns`, `drop-columns`, `alter-column` (tools/schema_commands.cc).
+int RunSchemaCommand(const std::string& cmd, const std::vector<std::string>& argv);
 
 /// "1 row", "2 rows" (`plural` defaults to `singular` + "s").
 std::string Counted(uint64_t n, const std::string& singular, const std::string& plural = "");

@@ -35,6 +35,9 @@ constexpr const char* kUsage =
     "       [--materialize-deletions-threshold F] [--no-materialize-deletions] [--defer-index-remap]\n"
     "       [--compaction-mode reencode|try_binary_copy|force_binary_copy] [--data-storage-version V]\n"
     "       [--num-threads N] [--plan [--json]] [--quiet]   merge small fragments, drop deleted rows\n"
+    "  add-columns URI NAME=SQL [NAME=SQL ...] | add-columns URI --null NAME:TYPE [--null ...]\n"
+    "  drop-columns URI COL[,COL...]        remove columns from the schema (nested as a.b)\n"
+    "  alter-column URI COL [--rename NEW] [--nullable|--not-nullable]   rename, change nullability\n"
     "Writing commands print one line: what changed, then '; new version N' or '; version N unchanged'.\n"
     "Long ones draw a progress bar on stderr when it is a terminal, unless --quiet.\n";
 
@@ -64,5 +67,8 @@ int main(int argc, char** argv) {
   if (cmd == "merge-insert") return lance::cli::RunMergeInsert(args);
   if (cmd == "cleanup") return lance::cli::RunCleanup(args);
   if (cmd == "compact") return lance::cli::RunCompact(args);
+  if (cmd == "add-columns" || cmd == "drop-columns" || cmd == "alter-column") {
+    return lance::cli::RunSchemaCommand(cmd, args);
+  }
   return lance::cli::ReportUsage("unknown command '" + cmd + "'", kUsage);
 }

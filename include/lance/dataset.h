@@ -30,6 +30,9 @@ class UpdateBuilder;
 class MergeInsertBuilder;
 class RestoreBuilder;
 class CompactionBuilder;
+class AddColumnsBuilder;
+class DropColumnsBuilder;
+class AlterColumnsBuilder;
 
 struct OpenOptions {
   /// A version number, or a tag name; empty = the latest version.
@@ -83,6 +86,11 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   MergeInsertBuilder NewMergeInsert(std::vector<std::string> on) const;
   /// Commits the content of `version` as the new latest version.
   RestoreBuilder NewRestore(uint64_t version) const;
+  /// Schema evolution (lance/schema_evolution.h): new columns, dropped
+  /// columns, renamed or re-typed ones.
+  AddColumnsBuilder NewAddColumns() const;
+  DropColumnsBuilder NewDropColumns(std::vector<std::string> columns) const;
+  AlterColumnsBuilder NewAlterColumns() const;
   /// Compaction of this version (include lance/compaction.h).
   CompactionBuilder NewCompaction() const;
 

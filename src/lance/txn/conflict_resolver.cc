@@ -689,7 +689,16 @@ OperationFacts FactsOf(const Operation& op) {
                             for (const auto& old : g.old_fragments) f.rewritten_fragment_ids.push_back(old.id);
                           }
                         },
-                        [&](const ReserveFragments&) { f.kind = K::kReserveFragments; }},
+                        [&](const ReserveFragments&) { f.kind = K::kReserveFragments; },
+                        [&](const Merge& m) {
+                          f.kind = K::kMerge;
+                          f.updated_fragments = m.fragments;
+                          f.may_alter_nullability = !m.preserves_nullability;
+                        },
+                        [&](const Project& p) {
+                          f.kind = K::kProject;
+                          f.may_alter_nullability = !p.preserves_nullability;
+                        }},
              op);
   return f;
 }

@@ -30,7 +30,9 @@ const char* OperationName(const Operation& op) {
                                [](const Restore&) { return "Restore"; },
                                [](const Update&) { return "Update"; },
                                [](const Rewrite&) { return "Rewrite"; },
-                               [](const ReserveFragments&) { return "ReserveFragments"; }},
+                               [](const ReserveFragments&) { return "ReserveFragments"; },
+                               [](const Merge&) { return "Merge"; },
+                               [](const Project&) { return "Project"; }},
                     op);
 }
 
@@ -112,6 +114,18 @@ std::string Transaction::Serialize() const {
           },
           [&](const ReserveFragments& op) {
             proto.mutable_reserve_fragments()->set_num_fragments(op.num_fragments);
+          },
+          [&](const Merge& op) {
+            // Schema metadata travels in the manifest, as for Overwrite.
+            auto* m = proto.mutable_merge();
+            AddFragments(op.fragments, m->mutable_fragments());
+            file::SchemaToProtoFields(op.schema, m->mutable_schema());
+            m->set_preserves_nullability(op.preserves_nullability);
+          },
+          [&](const Project& op) {
+            auto* p = proto.mutable_project();
+            file::SchemaToProtoFields(op.schema, p->mutable_schema());
+            p->set_preserves_nullability(op.preserves_nullability);
           }},
       operation);
   return proto.SerializeAsString();
