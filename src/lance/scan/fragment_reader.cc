@@ -8,6 +8,7 @@
 #include <arrow/compute/api.h>
 #include <arrow/util/bitmap_ops.h>
 
+#include "lance/file/blob_v2.h"
 #include "lance/file/version.h"
 
 namespace lance::scan {
@@ -48,8 +49,13 @@ bool SameShape(const Field& file, const Field& dataset) {
 Result<std::shared_ptr<arrow::Array>> ProjectStruct(const std::shared_ptr<arrow::Array>& array, const Field& file,
                                                     const Field& dataset, const std::shared_ptr<arrow::DataType>& type,
                                                     arrow::MemoryPool* pool) {
-  if (SameShape(file, dataset)) return array;
-  if (array->type_id() != arrow::Type::STRUCT || type->id() != arrow::Type::STRUCT) {
+  // A field without children in the schema reads as the file gives it
+  // (a blob column's descriptors are a struct the schema does not spell).
+  // Blob v2 columns read as their descriptors, not as the schema's struct.
+  if (dataset.children.empty() || file::IsBlobV2Field(dataset) || SameShape(file, dataset)) return array;
+  if (array->type_id() != arrow::Type::STRUCT || type->id() != arrow::Type::STRUCT ||
+      array->type()->num_fields() != static_cast<int>(file.children.size()) ||
+      type->num_fields() != static_cast<int>(dataset.children.size())) {
     return Status::NotImplemented("reading column '", dataset.name, "' (", type->ToString(),
                                   "): its data file holds other sub-fields than the schema, and only structs "
                                   "are projected so far");
