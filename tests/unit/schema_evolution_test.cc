@@ -145,7 +145,8 @@ TEST_F(SchemaEvolutionTest, RefusesWhatPylanceRefuses) {
   refused(ds->NewAlterColumns().Alter({.path = "x", .rename = "id"}).Commit(), "Duplicate field name \"id\"");
   refused(ds->NewAlterColumns().Alter({.path = "x", .nullable = false}).Commit(),
           "Column \"x\" contains NULL values and cannot be made non-nullable");
-  refused(ds->NewAlterColumns().Alter({.path = "x", .data_type = arrow::float32()}).Commit(), "not implemented");
+  refused(ds->NewAlterColumns().Alter({.path = "x", .data_type = arrow::utf8()}).Commit(),
+          "Cannot cast column \"x\" from double to string");
   // Nothing was committed.
   auto latest = ds->CheckoutLatest();
   ASSERT_TRUE(latest.ok());

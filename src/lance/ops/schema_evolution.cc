@@ -87,6 +87,24 @@ Result<std::shared_ptr<Dataset>> CommitSchemaChange(const Dataset& dataset, txn:
 // pylance 14's check_field_conflict at the top level: a new column of an
 // existing name is refused, by its type (a struct onto a struct would add
 // sub-columns, which lance-cpp does not do yet).
+// The data files a Merge adds (the last file of each fragment it lists):
+// removed when it is not committed.
+void RemoveNewFiles(const Dataset& dataset, const std::vector<Fragment>& fragments) {
+  for (const auto& f : fragments) {
+    if (!f.files.empty()) (void)DatasetAccess::Store(dataset)->Delete("data/" + f.files.back().path);
+  }
+}
+
+Result<std::shared_ptr<Dataset>> CommitWithNewFiles(const Dataset& dataset, txn::Merge merge,
+                                                    const SchemaEvolutionOptions& options) {
+  std::vector<Fragment> written = merge.fragments;
+  auto committed = CommitSchemaChange(dataset, std::move(merge), options);
+  // Only a conflict proves nothing was committed; otherwise the files may be
+  // referenced and are left for cleanup.
+  if (!committed.ok() && txn::IsCommitConflict(committed.status())) RemoveNewFiles(dataset, written);
+  return committed;
+}
+
 Status CheckNewNames(const Dataset& dataset, const arrow::FieldVector& fields, const std::string& what) {
   LANCE_ASSIGN_OR_RAISE(auto schema, dataset.ArrowSchema());
   std::set<std::string> seen;
@@ -115,6 +133,7 @@ Status CheckNewNames(const Dataset& dataset, const arrow::FieldVector& fields, c
 struct SqlColumn {
   std::string name;
   scan::NewColumnValue value;
+  std::string error_prefix;  // of evaluation errors ("Cast error: " for a cast, as pylance)
 };
 
 // The reference's blank plans (pylance 14, v2 files): a deleted row of a
@@ -193,7 +212,9 @@ Result<DataFile> WriteFragmentColumns(const Dataset& dataset, const Fragment& fr
       std::vector<std::shared_ptr<arrow::Array>> arrays;
       for (const auto& c : columns) {
         auto datum = arrow::compute::ExecuteScalarExpression(c.value.expr, input);
-        if (!datum.ok()) return Status::Invalid("column ", c.name, ": ", datum.status().message());
+        if (!datum.ok()) {
+          return Status::Invalid(c.error_prefix, "column ", c.name, ": ", datum.status().message());
+        }
         std::shared_ptr<arrow::Array> values;
         if (datum->is_scalar()) {
           LANCE_ASSIGN_OR_RAISE(values, arrow::MakeArrayFromScalar(*datum->scalar(), batch->num_rows()));
@@ -222,6 +243,49 @@ Result<DataFile> WriteFragmentColumns(const Dataset& dataset, const Fragment& fr
 }
 
 }  // namespace
+
+// Every fragment with one new data file holding `columns` (the fields of
+// `new_fields`, with their ids), computed from the columns they name.
+Result<std::vector<Fragment>> WriteNewColumns(const Dataset& ds, std::vector<SqlColumn> columns,
+                                              const Schema& new_fields, const std::string& storage_version,
+                                              const std::string& what) {
+  const Manifest& m = ds.manifest();
+  // Only the columns the expressions name are read, and only once each.
+  std::vector<std::string> read_names;
+  for (const auto& c : columns) {
+    for (const auto& n : scan::FilterColumns(c.value.expr)) {
+      if (std::find(read_names.begin(), read_names.end(), n) == read_names.end()) read_names.push_back(n);
+    }
+  }
+  std::vector<const Field*> read_fields;
+  arrow::FieldVector read_arrow;
+  LANCE_ASSIGN_OR_RAISE(auto ds_arrow, ds.ArrowSchema());
+  for (const auto& f : m.schema.fields) {
+    if (std::find(read_names.begin(), read_names.end(), f.name) == read_names.end()) continue;
+    read_fields.push_back(&f);
+    read_arrow.push_back(ds_arrow->GetFieldByName(f.name));
+  }
+  // The expressions bind to the columns read, in the reader's order.
+  const arrow::Schema read_schema(read_arrow);
+  for (auto& c : columns) {
+    auto rebound = c.value.expr.Bind(read_schema);
+    if (!rebound.ok()) return Status::Invalid(what, ": column ", c.name, ": ", rebound.status().message());
+    c.value.expr = std::move(*rebound);
+  }
+  LANCE_ASSIGN_OR_RAISE(auto out_schema, new_fields.ToArrow());
+  std::vector<Fragment> out;
+  for (const auto& fragment : m.fragments) {
+    auto file = WriteFragmentColumns(ds, fragment, columns, read_fields, new_fields, out_schema, storage_version);
+    if (!file.ok()) {
+      RemoveNewFiles(ds, out);
+      return file.status().WithMessage(what, ": ", file.status().message());
+    }
+    Fragment updated = fragment;
+    updated.files.push_back(std::move(*file));
+    out.push_back(std::move(updated));
+  }
+  return out;
+}
 
 // ---- add_columns ----
 
@@ -258,7 +322,7 @@ Result<std::shared_ptr<Dataset>> AddColumnsBuilder::Commit() {
       auto value = scan::ParseNewColumn(sql, *schema);
       if (!value.ok()) return Status::Invalid(what, ": ", name, " = ", sql, ": ", value.status().message());
       new_arrow.push_back(arrow::field(name, value->type, value->nullable));
-      columns.push_back({name, std::move(*value)});
+      columns.push_back({name, std::move(*value), ""});
     }
     LANCE_RETURN_NOT_OK(CheckNewNames(ds, new_arrow, what));
   }
@@ -270,48 +334,9 @@ Result<std::shared_ptr<Dataset>> AddColumnsBuilder::Commit() {
     if (!f.nullable) merge.preserves_nullability = false;
   }
 
-  std::vector<std::string> created;
   if (!columns.empty()) {
-    // Only the columns the expressions name are read, and only once each.
-    std::vector<std::string> read_names;
-    for (const auto& c : columns) {
-      for (const auto& n : scan::FilterColumns(c.value.expr)) {
-        if (std::find(read_names.begin(), read_names.end(), n) == read_names.end()) read_names.push_back(n);
-      }
-    }
-    std::vector<const Field*> read_fields;
-    arrow::FieldVector read_arrow;
-    LANCE_ASSIGN_OR_RAISE(auto ds_arrow, ds.ArrowSchema());
-    for (const auto& f : m.schema.fields) {
-      if (std::find(read_names.begin(), read_names.end(), f.name) == read_names.end()) continue;
-      read_fields.push_back(&f);
-      read_arrow.push_back(ds_arrow->GetFieldByName(f.name));
-    }
-    // The expressions bind to the columns read, in the reader's order.
-    const arrow::Schema read_schema(read_arrow);
-    for (auto& c : columns) {
-      auto rebound = c.value.expr.Bind(read_schema);
-      if (!rebound.ok()) return Status::Invalid(what, ": column ", c.name, ": ", rebound.status().message());
-      c.value.expr = std::move(*rebound);
-    }
-    LANCE_ASSIGN_OR_RAISE(auto out_schema, new_fields.ToArrow());
-    auto cleanup = [&]() {
-      for (const auto& path : created) (void)DatasetAccess::Store(ds)->Delete("data/" + path);
-    };
-    for (const auto& fragment : m.fragments) {
-      auto file = WriteFragmentColumns(ds, fragment, columns, read_fields, new_fields, out_schema, storage_version);
-      if (!file.ok()) {
-        cleanup();
-        return file.status().WithMessage(what, ": ", file.status().message());
-      }
-      created.push_back(file->path);
-      Fragment updated = fragment;
-      updated.files.push_back(std::move(*file));
-      merge.fragments.push_back(std::move(updated));
-    }
-    auto committed = CommitSchemaChange(ds, std::move(merge), options_);
-    if (!committed.ok()) cleanup();
-    return committed;
+    LANCE_ASSIGN_OR_RAISE(merge.fragments, WriteNewColumns(ds, std::move(columns), new_fields, storage_version, what));
+    return CommitWithNewFiles(ds, std::move(merge), options_);
   }
   return CommitSchemaChange(ds, std::move(merge), options_);
 }
@@ -369,6 +394,45 @@ Result<bool> HasNulls(const std::shared_ptr<const Dataset>& dataset, const std::
   }
 }
 
+// The reference's cast rule: within one family of types (integers, floats,
+// temporal types, strings, binaries; booleans to booleans), a top-level
+// column, no index on it.
+Status CheckCast(const Dataset& ds, const Field& src, const ColumnAlteration& a, const std::string& what) {
+  if (a.path.find('.') != std::string::npos) {
+    return Status::NotImplemented(what, ": casting the nested column \"", a.path,
+                                  "\" is not implemented in lance-cpp yet");
+  }
+  LANCE_ASSIGN_OR_RAISE(auto from, ArrowTypeFromField(src));
+  const auto& to = a.data_type;
+  auto family = [](const arrow::DataType& t) -> int {
+    const auto id = t.id();
+    if (arrow::is_integer(id)) return 1;
+    if (arrow::is_floating(id)) return 2;
+    if (arrow::is_temporal(id)) return 3;
+    if (id == arrow::Type::BOOL) return 4;
+    if (id == arrow::Type::STRING || id == arrow::Type::LARGE_STRING) return 5;
+    if (id == arrow::Type::BINARY || id == arrow::Type::LARGE_BINARY) return 6;
+    return 0;
+  };
+  const bool decimal_or_list = arrow::is_decimal(from->id()) || arrow::is_list_like(from->id());
+  if (decimal_or_list) {
+    return Status::NotImplemented(what, ": casting column \"", a.path, "\" of type ", from->ToString(),
+                                  " is not implemented in lance-cpp yet");
+  }
+  if (family(*from) == 0 || family(*from) != family(*to) ||
+      (arrow::is_temporal(from->id()) && !arrow::compute::CanCast(*from, *to))) {
+    return Status::Invalid(what, ": Cannot cast column \"", a.path, "\" from ", from->ToString(), " to ",
+                           to->ToString());
+  }
+  for (const auto& index : ds.indices()) {
+    if (std::find(index.fields.begin(), index.fields.end(), src.id) != index.fields.end()) {
+      return Status::Invalid(what, ": Cannot cast column(s) [", src.name, "] to a new type: index '", index.name,
+                             "' is attached; drop the index before altering, then recreate it after the cast");
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<std::shared_ptr<Dataset>> AlterColumnsBuilder::Commit() {
@@ -378,14 +442,13 @@ Result<std::shared_ptr<Dataset>> AlterColumnsBuilder::Commit() {
   if (alterations_.empty()) return Status::Invalid(what, ": no alteration given");
   Schema schema = ds.manifest().schema;
   bool tightens = false;
+  int32_t next_id = ops::MaxFieldId(ds.manifest()) + 1;
+  std::vector<std::pair<Field, Field>> casts;  // old, new
   for (const auto& a : alterations_) {
     Schema original = ds.manifest().schema;
     const Field* src = ops::FindFieldByPath(&original, a.path, nullptr);
     if (src == nullptr) return Status::Invalid(what, ": Column \"", a.path, "\" does not exist in the dataset");
-    if (a.data_type) {
-      return Status::NotImplemented(what, ": changing the type of column \"", a.path,
-                                    "\" (a cast) is not implemented in lance-cpp yet");
-    }
+    if (a.data_type) LANCE_RETURN_NOT_OK(CheckCast(ds, *src, a, what));
     if (a.nullable && !*a.nullable && src->nullable) {
       if (a.path.find('.') != std::string::npos) {
         return Status::NotImplemented(what, ": making the nested column \"", a.path,
@@ -409,8 +472,61 @@ Result<std::shared_ptr<Dataset>> AlterColumnsBuilder::Commit() {
     Field* dest = by_id(schema.fields);
     if (a.rename) dest->name = *a.rename;
     if (a.nullable) dest->nullable = *a.nullable;
+    if (a.data_type) {
+      // The column under a new field id (the reference's set_id from
+      // max_field_id + 1, one alteration after the other); its metadata
+      // does not carry over.
+      LANCE_ASSIGN_OR_RAISE(Schema cast, Schema::FromArrow(arrow::Schema({arrow::field(dest->name, a.data_type,
+                                                                                       dest->nullable)}),
+                                                           next_id));
+      next_id = cast.MaxFieldId() + 1;
+      Field old = *src;
+      *dest = cast.fields[0];
+      casts.emplace_back(std::move(old), *dest);
+    }
   }
   if (auto st = ops::ValidateUniqueNames(schema.fields); !st.ok()) return st.WithMessage(what, ": ", st.message());
+  if (!casts.empty()) {
+    if (tightens) {
+      return Status::Invalid(what, ": cannot make a column non-nullable and cast columns in the same call: apply "
+                                   "the cast first, then the nullability change");
+    }
+    LANCE_ASSIGN_OR_RAISE(auto storage_version, ds.DataStorageVersion());
+    LANCE_ASSIGN_OR_RAISE(auto ds_arrow, ds.ArrowSchema());
+    Schema new_fields;
+    std::vector<SqlColumn> columns;
+    txn::Merge merge;
+    for (const auto& [old, cast] : casts) {
+      new_fields.fields.push_back(cast);
+      LANCE_ASSIGN_OR_RAISE(auto type, ArrowTypeFromField(cast));
+      // As arrow-rs with safe: false: an overflow is an error, not a null;
+      // a finer time unit is truncated.
+      arrow::compute::CastOptions options = arrow::compute::CastOptions::Safe(type);
+      options.allow_time_truncate = true;
+      scan::NewColumnValue value;
+      value.expr = arrow::compute::call("cast", {arrow::compute::field_ref(old.name)}, options);
+      value.type = type;
+      value.nullable = cast.nullable;
+      columns.push_back({cast.name, std::move(value), "Cast error: "});
+      // A required recast field is a nullability change (pylance 14).
+      if (!cast.nullable) merge.preserves_nullability = false;
+    }
+    LANCE_ASSIGN_OR_RAISE(auto fragments, WriteNewColumns(ds, std::move(columns), new_fields, storage_version, what));
+    // Files left with no field of the new schema leave their fragments.
+    std::set<int32_t> live;
+    for (const auto& f : schema.FieldsPreOrder()) live.insert(f.id);
+    std::vector<Fragment> written = fragments;
+    for (auto& f : fragments) {
+      std::erase_if(f.files, [&](const DataFile& file) {
+        return std::none_of(file.fields.begin(), file.fields.end(), [&](int32_t id) { return live.count(id) > 0; });
+      });
+    }
+    merge.fragments = std::move(fragments);
+    merge.schema = std::move(schema);
+    auto committed = CommitSchemaChange(ds, std::move(merge), options_);
+    if (!committed.ok() && txn::IsCommitConflict(committed.status())) RemoveNewFiles(ds, written);
+    return committed;
+  }
   txn::Project project;
   project.schema = std::move(schema);
   project.preserves_nullability = !tightens;
