@@ -207,6 +207,13 @@ def _cross_modify(ours: Path, theirs: Path, lance_cpp, tmp_path: Path) -> None:
     lance_cpp.run_ok("scan", theirs, "--out", out)
     with ipc.open_file(out) as f:
         assert f.read_all().equals(lance.dataset(str(theirs)).to_table())
+    # Take and count over fragments whose files cover different fields.
+    indices = [0, 5, 1499, 1500, 2999, 3990]
+    lance_cpp.run_ok("take", theirs, "--indices", ",".join(map(str, indices)), "--out", out)
+    with ipc.open_file(out) as f:
+        assert f.read_all().equals(lance.dataset(str(theirs)).take(indices))
+    counted = lance_cpp.run_ok("count", theirs, "--filter", "id >= 1000").stdout.split()[0]
+    assert int(counted) == lance.dataset(str(theirs)).count_rows(filter="id >= 1000")
     # New rows in the evolved schema: derived from existing rows' values.
     extra = lance.dataset(str(ours)).to_table(filter="id < 20").cast(schema)
     src = tmp_path / "extra.arrow"
