@@ -105,6 +105,10 @@ SEQUENCES = {
     # Every column of the first data files recast: those files leave.
     "cast-all": ["drop-x-s-st", "cast-int"],
     "add-then-cast": ["add-one", "cast-added"],
+    # Rows rewritten after the schema changed: new fragments in the evolved
+    # schema, with its field ids.
+    "cast-then-update": ["cast-int", "update"],
+    "add-nested-drop-then-update": ["add-sql", "drop-nested", "update"],
 }
 STEPS.update({
     "add-one": _add_sql({"w": "id + 1"}),
@@ -113,6 +117,8 @@ STEPS.update({
     "add-sql-renamed": _add_sql({"y": "s2 || '!'"}),
     "add-after-drop": _add_sql({"y": "id * 2", "z": "st.b || '!'"}),
     "drop-nulls": (["drop-columns", "n"], lambda ds: ds.drop_columns(["n"])),
+    "update": (["update", "--set", "x=x + 1", "--where", "id < 10 OR id = 2500", "--quiet"],
+               lambda ds: ds.update({"x": "x + 1"}, where="id < 10 OR id = 2500")),
     "drop-x-s-st": (["drop-columns", "x,s,st"], lambda ds: ds.drop_columns(["x", "s", "st"])),
     "cast-added": (["alter-column", "w", "--cast", "int16"],
                    lambda ds: ds.alter_columns({"path": "w", "data_type": pa.int16()})),
