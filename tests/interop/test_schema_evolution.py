@@ -320,3 +320,26 @@ def test_nested_cast_refused_until_implemented(bases, tmp_path, lance_cpp):
     proc = lance_cpp.run("alter-column", uri, "st.a", "--cast", "int64")
     assert proc.returncode == 1 and "not implemented" in proc.stderr, proc.stderr
     assert lance.dataset(str(uri)).version == before
+
+
+def test_pylance_writer_concurrent_with_lance_cpp_merge(tmp_path, lance_cpp):
+    """pylance, appending from a handle opened before lance-cpp's add-columns,
+    reads lance-cpp's Merge as its conflict rules say: a nullable new column
+    lets the append through (its rows read the column as nulls, on both
+    sides); a required one (preserves_nullability false) makes it retry."""
+    uri = tmp_path / "d.lance"
+    lance.write_dataset(pa.table({"id": pa.array(range(10), pa.int64())}), str(uri))
+    stale = lance.dataset(str(uri))
+    lance_cpp.run_ok("add-columns", uri, "y=id * 2")
+    stale.insert(pa.table({"id": pa.array([100], pa.int64())}))
+    rows = lance.dataset(str(uri)).to_table().to_pylist()
+    assert rows[-2:] == [{"id": 9, "y": 18}, {"id": 100, "y": None}]
+    out = tmp_path / "scan.arrow"
+    lance_cpp.run_ok("scan", uri, "--out", out)
+    with ipc.open_file(out) as f:
+        assert f.read_all().to_pylist() == rows
+    stale = lance.dataset(str(uri))
+    lance_cpp.run_ok("add-columns", uri, "k='v'")
+    with pytest.raises(OSError, match="Retryable commit conflict"):
+        stale.insert(pa.table({"id": pa.array([101], pa.int64()), "y": pa.array([1], pa.int64())}))
+    assert lance.dataset(str(uri)).count_rows() == 11
