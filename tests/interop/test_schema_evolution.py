@@ -343,3 +343,30 @@ def test_pylance_writer_concurrent_with_lance_cpp_merge(tmp_path, lance_cpp):
     with pytest.raises(OSError, match="Retryable commit conflict"):
         stale.insert(pa.table({"id": pa.array([101], pa.int64()), "y": pa.array([1], pa.int64())}))
     assert lance.dataset(str(uri)).count_rows() == 11
+
+
+@pytest.mark.parametrize("case", ["drop-indexed", "drop-other", "add-sql", "rename"])
+def test_indices_after_schema_changes(case, bases, tmp_path, lance_cpp):
+    """An index on a dropped column leaves the manifest's index section; the
+    others stay as they were (an added or renamed column keeps them)."""
+    base = tmp_path / "base.lance"
+    shutil.copytree(bases[("2.1", False)], base)
+    ds = lance.dataset(str(base))
+    ds.create_scalar_index("x", "BTREE")
+    ds.create_scalar_index("id", "BTREE")
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    shutil.copytree(base, ours)
+    shutil.copytree(base, theirs)
+    kept_paths, kept_ids = parity._base_names(ours)
+    renamers = (parity.Renamer(kept_paths, kept_ids), parity.Renamer(kept_paths, kept_ids))
+    listings = (parity._listing(ours), parity._listing(theirs))
+    args, py = {"drop-indexed": (["drop-columns", "x"], lambda d: d.drop_columns(["x"])),
+                "drop-other": (["drop-columns", "s"], lambda d: d.drop_columns(["s"])),
+                "add-sql": STEPS["add-sql"],
+                "rename": STEPS["rename"]}[case]
+    lance_cpp.run_ok(args[0], ours, *args[1:])
+    py(lance.dataset(str(theirs)))
+    problems = _compare_commit(ours, theirs, listings, renamers)
+    assert not problems, "\n  ".join(problems)
+    names = sorted(i.name for i in lance.dataset(str(ours)).describe_indices())
+    assert names == (["id_idx"] if case == "drop-indexed" else ["id_idx", "x_idx"])
