@@ -370,3 +370,18 @@ def test_indices_after_schema_changes(case, bases, tmp_path, lance_cpp):
     assert not problems, "\n  ".join(problems)
     names = sorted(i.name for i in lance.dataset(str(ours)).describe_indices())
     assert names == (["id_idx"] if case == "drop-indexed" else ["id_idx", "x_idx"])
+
+
+def test_cast_of_indexed_column_refused(bases, tmp_path, lance_cpp):
+    """As pylance 14: a cast would invalidate the index, so it is refused."""
+    uri = tmp_path / "d.lance"
+    shutil.copytree(bases[("2.1", False)], uri)
+    lance.dataset(str(uri)).create_scalar_index("id", "BTREE")
+    before = lance.dataset(str(uri)).version
+    message = "Cannot cast column(s) [id] to a new type"
+    with pytest.raises(OSError) as err:
+        lance.dataset(str(uri)).alter_columns({"path": "id", "data_type": pa.int32()})
+    assert message in str(err.value)
+    proc = lance_cpp.run("alter-column", uri, "id", "--cast", "int32")
+    assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+    assert lance.dataset(str(uri)).version == before
