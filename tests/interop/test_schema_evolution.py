@@ -10,7 +10,8 @@ files hold the same values in every physical row (deleted rows included,
 which pylance fills with its blanks). Then each side reads the other's
 result and appends to it and deletes from it.
 
-Runs for storage versions 2.0, 2.1, 2.2, with stable row ids off and on.
+Runs for storage versions 2.0, 2.1, 2.2 with stable row ids off, and 2.2
+with them on.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def bases(tmp_path_factory) -> dict:
     out = {}
     root = tmp_path_factory.mktemp("schema_evolution_bases")
     for v in VERSIONS:
-        for stable in (False, True):
+        for stable in ((False, True) if v == "2.2" else (False,)):
             uri = root / f"{v}-{int(stable)}.lance"
             lance.write_dataset(base_table(0, 4000), str(uri), max_rows_per_file=1500,
                                 data_storage_version=v, enable_stable_row_ids=stable)
@@ -176,9 +177,13 @@ def _new_files(uri: Path, kept: set) -> list[tuple[int, str]]:
     return out
 
 
-@pytest.mark.parametrize("stable", [False, True], ids=["plain", "stable"])
-@pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize("case", list(CASES))
+# Every case on every storage version; with stable row ids (whose lineage
+# rules do not depend on the file version) on 2.2, to keep the file fast.
+PARITY_CASES = [pytest.param(case, v, stable, id=f"{case}-{v}-{'stable' if stable else 'plain'}")
+                for case in CASES for v in VERSIONS for stable in (False, True) if not stable or v == "2.2"]
+
+
+@pytest.mark.parametrize("case,version,stable", PARITY_CASES)
 def test_schema_change_parity(case, version, stable, bases, tmp_path, lance_cpp):
     ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
     shutil.copytree(bases[(version, stable)], ours)
