@@ -13,6 +13,8 @@
 #include "lance/ops/schema_evolution_internal.h"
 #include "lance/scanner.h"
 #include "lance/status.h"
+#include "lance/txn/conflict_resolver.h"
+#include "lance/txn/transaction_builder.h"
 #include "lance/write.h"
 
 namespace lance {
@@ -178,6 +180,47 @@ TEST_F(SchemaEvolutionTest, TighteningNullabilityIsAProjectThatConflictsWithWrit
   EXPECT_EQ((*v)->manifest().schema.fields[0].name, "key");
   EXPECT_EQ((*v)->manifest().schema.fields[0].id, 0);
   EXPECT_FALSE((*v)->manifest().schema.fields[0].nullable);
+}
+
+// Merge and Project as another writer reads them back from the
+// transaction file: the kind, the fragments, and whether the schema change
+// may tighten nullability (preserves_nullability written as pylance 14).
+TEST(SchemaEvolutionTransactions, MergeAndProjectRoundTripForTheConflictRules) {
+  Fragment f;
+  f.id = 3;
+  f.physical_rows = 10;
+  f.files.push_back(DataFile{.path = "a.lance", .fields = {0}, .column_indices = {0}, .file_major_version = 2,
+                             .file_minor_version = 1});
+  Schema schema;
+  schema.fields = {Field{.name = "id", .id = 0, .logical_type = "int64"}};
+  for (bool preserves : {true, false}) {
+    auto merge = txn::Transaction::Make(4, txn::Merge{{f}, schema, preserves});
+    auto facts = txn::ParseOperationFacts(merge.Serialize(), "merge");
+    ASSERT_TRUE(facts.ok()) << facts.status().ToString();
+    EXPECT_EQ(facts->kind, txn::OperationKind::kMerge);
+    ASSERT_EQ(facts->updated_fragments.size(), 1u);
+    EXPECT_EQ(facts->updated_fragments[0].id, 3u);
+    EXPECT_EQ(facts->may_alter_nullability, !preserves);
+    EXPECT_EQ(txn::FactsOf(merge.operation).may_alter_nullability, !preserves);
+
+    auto project = txn::Transaction::Make(4, txn::Project{schema, preserves});
+    facts = txn::ParseOperationFacts(project.Serialize(), "project");
+    ASSERT_TRUE(facts.ok()) << facts.status().ToString();
+    EXPECT_EQ(facts->kind, txn::OperationKind::kProject);
+    EXPECT_EQ(facts->may_alter_nullability, !preserves);
+  }
+  // The matrix: a Merge against a concurrent append must be re-run; a
+  // Project that keeps nullability is compatible with it, one that tightens
+  // it is not.
+  txn::OperationFacts append;
+  append.kind = txn::OperationKind::kAppend;
+  std::set<uint64_t> rebase;
+  auto check = [&](const txn::Operation& op) {
+    return txn::CheckConflict(txn::FactsOf(op), append, {}, false, &rebase);
+  };
+  EXPECT_EQ(check(txn::Merge{{f}, schema, true}), txn::Verdict::kRetryable);
+  EXPECT_EQ(check(txn::Project{schema, true}), txn::Verdict::kCompatible);
+  EXPECT_EQ(check(txn::Project{schema, false}), txn::Verdict::kRetryable);
 }
 
 }  // namespace
