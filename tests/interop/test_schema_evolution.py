@@ -390,3 +390,28 @@ def test_cast_of_indexed_column_refused(bases, tmp_path, lance_cpp):
     proc = lance_cpp.run("alter-column", uri, "id", "--cast", "int32")
     assert proc.returncode == 1 and message in proc.stderr, proc.stderr
     assert lance.dataset(str(uri)).version == before
+
+
+@pytest.mark.parametrize("pred", ["id < 2100", "(id >= 3 AND id < 2100) OR id = 2500"],
+                         ids=["leading-batches-deleted", "middle-batch-deleted"])
+def test_add_columns_over_fully_deleted_batches(pred, tmp_path, lance_cpp):
+    """A 1024-row updater batch whose rows are all deleted takes its blanks
+    from the last batch with a live row, or the next one before any: the
+    same values in every physical row as pylance's."""
+    base = tmp_path / "base.lance"
+    lance.write_dataset(base_table(0, 3000).drop_columns(["st"]), str(base), data_storage_version="2.1")
+    lance.dataset(str(base)).delete(pred)
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    shutil.copytree(base, ours)
+    shutil.copytree(base, theirs)
+    kept_paths, kept_ids = parity._base_names(ours)
+    renamers = (parity.Renamer(kept_paths, kept_ids), parity.Renamer(kept_paths, kept_ids))
+    listings = (parity._listing(ours), parity._listing(theirs))
+    exprs = {"y": "id * 2 + 1", "z": "s || 'q'", "t": "x"}
+    lance_cpp.run_ok("add-columns", ours, *[f"{k}={v}" for k, v in exprs.items()])
+    lance.dataset(str(theirs)).add_columns(exprs)
+    problems = _compare_commit(ours, theirs, listings, renamers)
+    assert not problems, "\n  ".join(problems)
+    [(_, a)], [(_, b)] = _new_files(ours, kept_paths), _new_files(theirs, kept_paths)
+    assert _physical(ours, a).equals(_physical(theirs, b))
+    assert lance.dataset(str(ours)).to_table().equals(lance.dataset(str(theirs)).to_table())

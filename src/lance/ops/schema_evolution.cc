@@ -191,6 +191,21 @@ Result<DataFile> WriteFragmentColumns(const Dataset& dataset, const Fragment& fr
   auto written = [&]() -> Result<std::vector<Fragment>> {
     const uint64_t rows = reader->num_rows();
     size_t next_deleted = 0;
+    // A batch whose rows are all deleted has no value of its own to copy:
+    // as pylance 14's updater, its blanks copy the first live value of the
+    // last batch that had one, or, before any, of the next one.
+    std::vector<std::shared_ptr<arrow::Array>> source;  // one row per column
+    uint64_t pending = 0;                               // blanks waiting for a source
+    auto write_blanks = [&](uint64_t n) -> Status {
+      std::vector<bool> blank(n, true);
+      blank.push_back(false);  // the source row itself, dropped below
+      std::vector<std::shared_ptr<arrow::Array>> arrays;
+      for (size_t i = 0; i < columns.size(); ++i) {
+        LANCE_ASSIGN_OR_RAISE(auto values, AddBlanks(source[i], blank, columns[i].value.nullable, fragment.id));
+        arrays.push_back(values->Slice(0, static_cast<int64_t>(n)));
+      }
+      return writer.Write(arrow::RecordBatch::Make(out_schema, static_cast<int64_t>(n), arrays));
+    };
     for (uint64_t start = 0; start < rows; start += kUpdaterBatchRows) {
       const uint64_t count = std::min(kUpdaterBatchRows, rows - start);
       std::vector<uint64_t> live;
@@ -204,12 +219,17 @@ Result<DataFile> WriteFragmentColumns(const Dataset& dataset, const Fragment& fr
         }
       }
       if (live.empty()) {
-        return Status::NotImplemented("fragment ", fragment.id, ": Missing too many rows in merge, run compaction "
-                                      "to materialize deletions first");
+        if (source.empty()) {
+          pending += count;
+        } else {
+          LANCE_RETURN_NOT_OK(write_blanks(count));
+        }
+        continue;
       }
       LANCE_ASSIGN_OR_RAISE(auto batch, reader->Take(live));
       const arrow::compute::ExecBatch input(*batch);
       std::vector<std::shared_ptr<arrow::Array>> arrays;
+      std::vector<std::shared_ptr<arrow::Array>> first;
       for (const auto& c : columns) {
         auto datum = arrow::compute::ExecuteScalarExpression(c.value.expr, input);
         if (!datum.ok()) {
@@ -221,12 +241,22 @@ Result<DataFile> WriteFragmentColumns(const Dataset& dataset, const Fragment& fr
         } else {
           values = datum->make_array();
         }
+        first.push_back(values->Slice(0, 1));
         if (live.size() < count) {
           LANCE_ASSIGN_OR_RAISE(values, AddBlanks(values, is_deleted, c.value.nullable, fragment.id));
         }
         arrays.push_back(std::move(values));
       }
+      source = std::move(first);
+      if (pending > 0) {
+        LANCE_RETURN_NOT_OK(write_blanks(pending));
+        pending = 0;
+      }
       LANCE_RETURN_NOT_OK(writer.Write(arrow::RecordBatch::Make(out_schema, static_cast<int64_t>(count), arrays)));
+    }
+    if (pending > 0) {
+      return Status::Invalid("fragment ", fragment.id, " has no live row; a fragment whose rows are all deleted "
+                                                       "should have left the manifest");
     }
     return writer.Finish();
   }();
