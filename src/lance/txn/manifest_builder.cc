@@ -429,9 +429,9 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
 
   std::sort(m.fragments.begin(), m.fragments.end(),
             [](const Fragment& a, const Fragment& b) { return a.id < b.id; });
-  // As the reference after every operation: files holding only tombstoned
-  // fields are dropped.
-  DropDeadDataFiles(&m, nullptr);
+  // As the reference after every operation but Restore (which copies the
+  // old manifest as it was): files holding only tombstoned fields go.
+  if (!std::holds_alternative<Restore>(txn.operation)) DropDeadDataFiles(&m, nullptr);
   m.timestamp_nanos = in.timestamp_nanos;
   m.writer_version = WriterVersion{"lance-cpp", LANCE_CPP_VERSION, std::nullopt, std::nullopt};
   m.tag.clear();
