@@ -42,6 +42,9 @@ constexpr const char* kUsage =
     "  shallow-clone URI TARGET [--version V|TAG]   a new dataset naming URI's files (no copy)\n"
     "  deep-clone URI TARGET [--version V|TAG]      a new dataset with URI's files copied\n"
     "  branch URI create NAME [--version V|TAG] | branch URI list | branch URI delete NAME\n"
+    "  add-columns URI NAME=SQL [NAME=SQL ...] | add-columns URI --null NAME:TYPE [--null ...]\n"
+    "  drop-columns URI COL[,COL...]        remove columns from the schema (nested as a.b)\n"
+    "  alter-column URI COL [--rename NEW] [--nullable|--not-nullable] [--cast TYPE]   rename, nullability, type\n"
     "--branch NAME (any command): read or write branch NAME instead of main.\n"
     "Writing commands print one line: what changed, then '; new version N' or '; version N unchanged'.\n"
     "Long ones draw a progress bar on stderr when it is a terminal, unless --quiet.\n";
@@ -93,5 +96,8 @@ int main(int argc, char** argv) {
   if (cmd == "branch") return lance::cli::RunBranch(args);
   if (cmd == "shallow-clone") return lance::cli::RunShallowClone(args);
   if (cmd == "deep-clone") return lance::cli::RunDeepClone(args);
+  if (cmd == "add-columns" || cmd == "drop-columns" || cmd == "alter-column") {
+    return lance::cli::RunSchemaCommand(cmd, args);
+  }
   return lance::cli::ReportUsage("unknown command '" + cmd + "'", kUsage);
 }

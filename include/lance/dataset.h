@@ -32,6 +32,9 @@ class MergeInsertBuilder;
 class RestoreBuilder;
 class UpdateConfigBuilder;
 class CompactionBuilder;
+class AddColumnsBuilder;
+class DropColumnsBuilder;
+class AlterColumnsBuilder;
 
 struct OpenOptions {
   /// A version number, or a tag name; empty = the latest version. A tag
@@ -111,6 +114,11 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   RestoreBuilder NewRestore(uint64_t version) const;
   /// Changes to the config and the table, schema and field metadata.
   UpdateConfigBuilder NewUpdateConfig() const;
+  /// Schema evolution (lance/schema_evolution.h): new columns, dropped
+  /// columns, renamed or re-typed ones.
+  AddColumnsBuilder NewAddColumns() const;
+  DropColumnsBuilder NewDropColumns(std::vector<std::string> columns) const;
+  AlterColumnsBuilder NewAlterColumns() const;
   /// Compaction of this version (include lance/compaction.h).
   CompactionBuilder NewCompaction() const;
 

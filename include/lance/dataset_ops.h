@@ -32,6 +32,7 @@
 #include "lance/dataset.h"
 #include "lance/operations.h"
 #include "lance/row_ops.h"
+#include "lance/schema_evolution.h"
 #include "lance/status.h"
 #include "lance/write.h"
 
@@ -242,6 +243,74 @@ class RestoreBuilder {
   uint64_t version_;
   RetryParams retry_;
   bool disable_transaction_file_ = false;
+};
+
+/// New columns: from SQL expressions over the existing ones (each fragment
+/// gets a data file holding only them; a Merge), or all null (the schema
+/// only; also a Merge). Either kind in one commit, not both.
+class AddColumnsBuilder {
+ public:
+  explicit AddColumnsBuilder(std::shared_ptr<const Dataset> dataset) : dataset_(std::move(dataset)) {}
+  /// Column `name` = `expression` (the language of update's SET values),
+  /// evaluated on each row as it is.
+  AddColumnsBuilder& Sql(std::string name, std::string expression) {
+    sql_.emplace_back(std::move(name), std::move(expression));
+    return *this;
+  }
+  /// An all-null column; `field` must be nullable.
+  AddColumnsBuilder& AllNulls(std::shared_ptr<arrow::Field> field) {
+    nulls_.push_back(std::move(field));
+    return *this;
+  }
+  AddColumnsBuilder& Options(SchemaEvolutionOptions options) {
+    options_ = options;
+    return *this;
+  }
+  Result<std::shared_ptr<Dataset>> Commit();
+
+ private:
+  std::shared_ptr<const Dataset> dataset_;
+  std::vector<std::pair<std::string, std::string>> sql_;
+  std::vector<std::shared_ptr<arrow::Field>> nulls_;
+  SchemaEvolutionOptions options_;
+};
+
+/// Removes columns (nested ones as "a.b") from the schema: a Project, no
+/// data written; data files left with no live field leave their fragments.
+class DropColumnsBuilder {
+ public:
+  DropColumnsBuilder(std::shared_ptr<const Dataset> dataset, std::vector<std::string> columns)
+      : dataset_(std::move(dataset)), columns_(std::move(columns)) {}
+  DropColumnsBuilder& Options(SchemaEvolutionOptions options) {
+    options_ = options;
+    return *this;
+  }
+  Result<std::shared_ptr<Dataset>> Commit();
+
+ private:
+  std::shared_ptr<const Dataset> dataset_;
+  std::vector<std::string> columns_;
+  SchemaEvolutionOptions options_;
+};
+
+/// Renames columns and changes their nullability: a Project.
+class AlterColumnsBuilder {
+ public:
+  explicit AlterColumnsBuilder(std::shared_ptr<const Dataset> dataset) : dataset_(std::move(dataset)) {}
+  AlterColumnsBuilder& Alter(ColumnAlteration alteration) {
+    alterations_.push_back(std::move(alteration));
+    return *this;
+  }
+  AlterColumnsBuilder& Options(SchemaEvolutionOptions options) {
+    options_ = options;
+    return *this;
+  }
+  Result<std::shared_ptr<Dataset>> Commit();
+
+ private:
+  std::shared_ptr<const Dataset> dataset_;
+  std::vector<ColumnAlteration> alterations_;
+  SchemaEvolutionOptions options_;
 };
 
 }  // namespace lance

@@ -1149,7 +1149,8 @@ Result<cp::Expression> BindValue(Node* root, const arrow::Schema& schema, const 
   // DataFusion casts (an out-of-range value is an error rather than a
   // wrapped number; floats are truncated toward zero).
   cp::Expression out = v.expr;
-  if (!v.type->Equals(*target)) {
+  // No target: a new column, of the value's own type.
+  if (target && !v.type->Equals(*target)) {
     // Arrow's float-truncating cast would also wrap out-of-range values, so
     // the fraction is dropped first and the checked cast does the rest.
     if (arrow::is_floating(v.type->id()) && arrow::is_integer(target->id())) {

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include <arrow/type.h>
+#include <arrow/util/string.h>
 
 #include "lance/scan/filter_ast.h"
 #include "lance/scan/filter_binder.h"
@@ -112,6 +113,60 @@ Result<cp::Expression> ParseValue(std::string_view sql, const arrow::Schema& sch
   auto bound = filter::BindValue(root.get(), schema, target, &pos);
   if (!bound.ok()) return FilterError(sql, pos, bound.status().message());
   return bound;
+}
+
+namespace {
+
+bool Nullable(const filter::Node& node, const arrow::Schema& schema) {
+  using K = filter::NodeKind;
+  switch (node.kind) {
+    case K::kColumn: {
+      // Names resolve case-insensitively unless quoted; a path that does
+      // not resolve here was refused by the binder already.
+      std::shared_ptr<arrow::Field> field;
+      for (const auto& f : schema.fields()) {
+        if (node.exact ? f->name() == node.path[0] : arrow::internal::AsciiEqualsCaseInsensitive(f->name(), node.path[0])) {
+          field = f;
+          break;
+        }
+      }
+      bool nullable = field == nullptr || field->nullable();
+      for (size_t i = 1; field && i < node.path.size(); ++i) {
+        field = field->type()->id() == arrow::Type::STRUCT ? static_cast<const arrow::StructType&>(*field->type()).GetFieldByName(node.path[i]) : nullptr;
+        nullable = nullable || field == nullptr || field->nullable();
+      }
+      return nullable;
+    }
+    case K::kLiteral: return node.literal == filter::LiteralKind::kNull;
+    case K::kTypedString: return false;
+    case K::kIs: return false;
+    default:
+      for (const auto& child : node.children) {
+        if (Nullable(*child, schema)) return true;
+      }
+      return false;
+  }
+}
+
+}  // namespace
+
+Result<NewColumnValue> ParseNewColumn(std::string_view sql, const arrow::Schema& schema) {
+  size_t pos = 0;
+  auto tokens = filter::Tokenize(sql, &pos);
+  if (!tokens.ok()) return FilterError(sql, pos, tokens.status().message());
+  if (tokens->size() == 1) return FilterError(sql, tokens->front().pos, "the expression is empty");
+  filter::SyntaxError syntax;
+  filter::NodePtr root = filter::ParseTokens(*tokens, filter::ParseLimits{}, &syntax);
+  if (!root) return FilterError(sql, syntax.pos, syntax.message);
+  auto bound = filter::BindValue(root.get(), schema, nullptr, &pos);
+  if (!bound.ok()) return FilterError(sql, pos, bound.status().message());
+  NewColumnValue out;
+  auto expr = bound->Bind(schema);
+  if (!expr.ok()) return FilterError(sql, root->pos, expr.status().message());
+  out.expr = std::move(*expr);
+  out.type = out.expr.type()->GetSharedPtr();
+  out.nullable = Nullable(*root, schema);
+  return out;
 }
 
 std::vector<std::string> FilterColumns(const cp::Expression& expr) {

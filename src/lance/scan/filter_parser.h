@@ -49,6 +49,17 @@ Result<arrow::compute::Expression> ParseFilter(std::string_view sql,
 Result<arrow::compute::Expression> ParseValue(std::string_view sql, const arrow::Schema& schema,
                                               const std::shared_ptr<arrow::DataType>& target);
 
+/// A new column's values (add_columns): the expression, the type it
+/// evaluates to and whether DataFusion would call it nullable (a column is
+/// as nullable as it and its parents, a non-null literal is not, operators
+/// are nullable when an operand is, IS ... never).
+struct NewColumnValue {
+  arrow::compute::Expression expr;  // bound against `schema`
+  std::shared_ptr<arrow::DataType> type;
+  bool nullable = true;
+};
+Result<NewColumnValue> ParseNewColumn(std::string_view sql, const arrow::Schema& schema);
+
 /// The columns (top-level field names) a filter refers to, for projection: each
 /// once, in order of first appearance.
 std::vector<std::string> FilterColumns(const arrow::compute::Expression& expr);

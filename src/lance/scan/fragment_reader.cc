@@ -6,7 +6,9 @@
 #include <arrow/api.h>
 #include <arrow/array/util.h>
 #include <arrow/compute/api.h>
+#include <arrow/util/bitmap_ops.h>
 
+#include "lance/file/blob_v2.h"
 #include "lance/file/version.h"
 
 namespace lance::scan {
@@ -29,6 +31,58 @@ const DataFile* FileHolding(const Fragment& fragment, const Field& field) {
     }
   }
   return nullptr;
+}
+
+bool SameShape(const Field& file, const Field& dataset) {
+  if (file.children.size() != dataset.children.size()) return false;
+  for (size_t i = 0; i < file.children.size(); ++i) {
+    if (file.children[i].id != dataset.children[i].id || !SameShape(file.children[i], dataset.children[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A struct column as the dataset's schema has it now: children dropped
+// from the schema (drop_columns of a.b) are left out, children the file
+// does not hold are nulls, matched by field id (names may have changed).
+Result<std::shared_ptr<arrow::Array>> ProjectStruct(const std::shared_ptr<arrow::Array>& array, const Field& file,
+                                                    const Field& dataset, const std::shared_ptr<arrow::DataType>& type,
+                                                    arrow::MemoryPool* pool) {
+  // A field without children in the schema reads as the file gives it
+  // (a blob column's descriptors are a struct the schema does not spell).
+  // Blob v2 columns read as their descriptors, not as the schema's struct.
+  if (dataset.children.empty() || file::IsBlobV2Field(dataset) || SameShape(file, dataset)) return array;
+  if (array->type_id() != arrow::Type::STRUCT || type->id() != arrow::Type::STRUCT ||
+      array->type()->num_fields() != static_cast<int>(file.children.size()) ||
+      type->num_fields() != static_cast<int>(dataset.children.size())) {
+    return Status::NotImplemented("reading column '", dataset.name, "' (", type->ToString(),
+                                  "): its data file holds other sub-fields than the schema, and only structs "
+                                  "are projected so far");
+  }
+  const auto& in = static_cast<const arrow::StructArray&>(*array);
+  const auto& out_type = static_cast<const arrow::StructType&>(*type);
+  std::vector<std::shared_ptr<arrow::Array>> children;
+  for (size_t i = 0; i < dataset.children.size(); ++i) {
+    const Field& want = dataset.children[i];
+    const auto child_type = out_type.field(static_cast<int>(i))->type();
+    auto it = std::find_if(file.children.begin(), file.children.end(),
+                           [&](const Field& f) { return f.id == want.id; });
+    if (it == file.children.end()) {
+      LANCE_ASSIGN_OR_RAISE(auto nulls, arrow::MakeArrayOfNull(child_type, in.length(), pool));
+      children.push_back(std::move(nulls));
+      continue;
+    }
+    std::shared_ptr<arrow::Array> child = in.field(static_cast<int>(it - file.children.begin()));
+    LANCE_ASSIGN_OR_RAISE(child, ProjectStruct(child, *it, want, child_type, pool));
+    children.push_back(std::move(child));
+  }
+  std::shared_ptr<arrow::Buffer> validity;
+  if (in.null_count() > 0) {
+    LANCE_ASSIGN_OR_RAISE(validity, arrow::internal::CopyBitmap(pool, in.null_bitmap_data(), in.offset(), in.length()));
+  }
+  return std::make_shared<arrow::StructArray>(type, in.length(), std::move(children), std::move(validity),
+                                              in.null_count());
 }
 
 }  // namespace
@@ -91,6 +145,7 @@ Result<std::unique_ptr<FragmentReader>> FragmentReader::Open(const Dataset& data
                                "' (id ", fields[i]->id, ") but its schema has no such top-level field");
       }
       it->names.push_back(match->name);
+      it->file_fields.push_back(*match);
     }
   }
   return reader;
@@ -198,6 +253,11 @@ Result<std::shared_ptr<arrow::RecordBatch>> FragmentReader::Read(uint64_t offset
     for (size_t k = 0; k < source.outputs.size(); ++k) {
       if (arrays[k]->length() != rows) {
         return Status::Invalid("data file ", source.location, " gave ", arrays[k]->length(), " rows, expected ", rows);
+      }
+      if (source.v2) {
+        const size_t i = source.outputs[k];
+        LANCE_ASSIGN_OR_RAISE(arrays[k], ProjectStruct(arrays[k], source.file_fields[k], *fields_[i],
+                                                       schema_->field(static_cast<int>(i))->type(), pool_));
       }
       columns[source.outputs[k]] = std::move(arrays[k]);
     }

@@ -53,6 +53,7 @@ class FragmentReader {
     std::shared_ptr<arrow::RecordBatch> legacy_rows;               // decoded once
     std::vector<size_t> outputs;                                   // indexes into fields_
     std::vector<std::string> names;                                // v2: field names in the file
+    std::vector<Field> file_fields;                                // v2: those fields, with children
     // v2: the last decoded window of each field (first row, rows), so a
     // sequential scan decodes every part of a field once.
     std::vector<std::pair<uint64_t, std::shared_ptr<arrow::Array>>> windows;

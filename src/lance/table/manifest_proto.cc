@@ -2,6 +2,7 @@
 #include "lance/table/roaring_portable.h"
 #include "lance/file/schema_proto.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -259,6 +260,23 @@ Result<IndexMetadata> IndexMetadataFromProto(const pb::table::IndexMetadata& pro
   return idx;
 }
 
+namespace {
+
+// Whether roaring-rs would store these fragment ids as run containers (all
+// below 65536: one container; more containers keep CRoaring's choice).
+bool UseRunContainer(std::vector<uint32_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (ids.empty() || (ids.front() >> 16) != (ids.back() >> 16)) return true;
+  uint64_t runs = 1;
+  for (size_t i = 1; i < ids.size(); ++i) runs += ids[i] != ids[i - 1] + 1;
+  const uint64_t as_run = 2 + 4 * runs;
+  const uint64_t as_other = ids.size() > 4096 ? 8192 : 2 * ids.size();
+  return as_run < as_other;
+}
+
+}  // namespace
+
 void IndexMetadataToProto(const IndexMetadata& idx, pb::table::IndexMetadata* proto) {
   proto->mutable_uuid()->set_uuid(std::string(idx.uuid.begin(), idx.uuid.end()));
   for (int32_t f : idx.fields) proto->add_fields(f);
@@ -270,8 +288,12 @@ void IndexMetadataToProto(const IndexMetadata& idx, pb::table::IndexMetadata* pr
   } else if (idx.fragment_ids) {
     roaring_bitmap_t* rb = roaring_bitmap_create();
     roaring_bitmap_add_many(rb, idx.fragment_ids->size(), idx.fragment_ids->data());
-    // Run containers where smaller, as the reference's bitmaps are written.
-    roaring_bitmap_run_optimize(rb);
+    // Run containers where strictly smaller, as the reference's roaring-rs
+    // writes them: runs when 2 + 4 * runs < 2 * values (array) or < 8192
+    // bytes (bitset). CRoaring's own rule also counts the array's length
+    // prefix, so {0, 1, 2} would become a run there but not in pylance;
+    // the rule is applied here for the usual single-container bitmap.
+    if (UseRunContainer(*idx.fragment_ids)) roaring_bitmap_run_optimize(rb);
     std::string bytes(roaring_bitmap_portable_size_in_bytes(rb), '\0');
     roaring_bitmap_portable_serialize(rb, bytes.data());
     roaring_bitmap_free(rb);

@@ -699,7 +699,16 @@ OperationFacts FactsOf(const Operation& op) {
                           f.changes_schema_metadata = u.schema_metadata_updates.has_value();
                           for (const auto& [id, map] : u.field_metadata_updates) f.field_metadata_changes.insert(id);
                         },
-                        [&](const Clone&) { f.kind = K::kClone; }},
+                        [&](const Clone&) { f.kind = K::kClone; },
+                        [&](const Merge& m) {
+                          f.kind = K::kMerge;
+                          f.updated_fragments = m.fragments;
+                          f.may_alter_nullability = !m.preserves_nullability;
+                        },
+                        [&](const Project& p) {
+                          f.kind = K::kProject;
+                          f.may_alter_nullability = !p.preserves_nullability;
+                        }},
              op);
   return f;
 }

@@ -311,6 +311,32 @@ Status ApplyClone(const Clone& op, const table::ManifestFile& source, table::Man
   return Status::OK();
 }
 
+// Indices on a field the new schema no longer has describe data that is
+// gone (the reference's retain_relevant_indices); its system indices stay.
+void RetainRelevantIndices(const Schema& schema, std::vector<IndexMetadata>* indices) {
+  std::set<int32_t> ids;
+  for (const auto& f : schema.FieldsPreOrder()) ids.insert(f.id);
+  std::erase_if(*indices, [&](const IndexMetadata& index) {
+    if (index.name == "__lance_frag_reuse" || index.name == "__lance_mem_wal") return false;
+    return std::any_of(index.fields.begin(), index.fields.end(), [&](int32_t id) { return !ids.count(id); });
+  });
+}
+
+// Data files none of whose fields is live any more (all tombstoned, or all
+// outside `schema` when given) leave their fragments.
+void DropDeadDataFiles(Manifest* m, const Schema* schema) {
+  std::set<int32_t> ids;
+  if (schema) {
+    for (const auto& f : schema->FieldsPreOrder()) ids.insert(f.id);
+  }
+  for (auto& fragment : m->fragments) {
+    std::erase_if(fragment.files, [&](const DataFile& file) {
+      return std::none_of(file.fields.begin(), file.fields.end(),
+                          [&](int32_t id) { return schema ? ids.count(id) > 0 : id != -2; });
+    });
+  }
+}
+
 bool BaseUsesStableRowIds(const table::ManifestFile* base) {
   return base != nullptr && (base->manifest.reader_feature_flags & table::kFlagStableRowIds) != 0;
 }
@@ -421,6 +447,55 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
             }
             return ApplyClone(op, *in.clone_source, &out);
           },
+          [&](const Merge& op) -> Status {
+            if (!in.base) return Status::Invalid("cannot merge columns: the dataset does not exist");
+            m.version = version;
+            // The operation lists every fragment of the table it read; one
+            // added or removed since would be lost (the conflict check makes
+            // such a commit retry, so this only guards that rule).
+            if (op.fragments.size() != m.fragments.size()) {
+              return CommitConflict("the columns were added to " + std::to_string(op.fragments.size()) +
+                                    " fragments, but the dataset now has " + std::to_string(m.fragments.size()));
+            }
+            for (const auto& f : op.fragments) {
+              if (std::none_of(m.fragments.begin(), m.fragments.end(),
+                               [&](const Fragment& e) { return e.id == f.id; })) {
+                return CommitConflict("fragment " + std::to_string(f.id) + " of the merge is no longer in the dataset");
+              }
+            }
+            std::vector<Fragment> merged = op.fragments;
+            if (stable_row_ids) {
+              // As pylance 14: every row of a fragment given new data files
+              // was last updated now (all-null columns change no fragment).
+              for (auto& f : merged) {
+                auto old = std::find_if(m.fragments.begin(), m.fragments.end(),
+                                        [&](const Fragment& e) { return e.id == f.id; });
+                const bool new_files = std::any_of(f.files.begin(), f.files.end(), [&](const DataFile& d) {
+                  return std::none_of(old->files.begin(), old->files.end(),
+                                      [&](const DataFile& o) { return o.path == d.path && o.base_id == d.base_id; });
+                });
+                if (!new_files) continue;
+                if (!f.physical_rows) {
+                  return Status::Invalid("fragment ", f.id, " has no physical row count; stable row ids need it");
+                }
+                f.last_updated_at_versions = SequenceRef{};
+                f.last_updated_at_versions.inline_bytes =
+                    table::RowVersionSequence({{*f.physical_rows, version}}).Serialize();
+              }
+            }
+            m.fragments = std::move(merged);
+            m.schema.fields = op.schema.fields;
+            RetainRelevantIndices(m.schema, &out.indices);
+            return Status::OK();
+          },
+          [&](const Project& op) -> Status {
+            if (!in.base) return Status::Invalid("cannot change the schema: the dataset does not exist");
+            m.version = version;
+            m.schema.fields = op.schema.fields;
+            DropDeadDataFiles(&m, &m.schema);
+            RetainRelevantIndices(m.schema, &out.indices);
+            return Status::OK();
+          },
           [&](const Restore& op) -> Status {
             if (!in.base || !in.restore_source) {
               return Status::Invalid("cannot restore version ", op.version, ": the dataset does not exist");
@@ -443,6 +518,9 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
 
   std::sort(m.fragments.begin(), m.fragments.end(),
             [](const Fragment& a, const Fragment& b) { return a.id < b.id; });
+  // As the reference after every operation but Restore (which copies the
+  // old manifest as it was): files holding only tombstoned fields go.
+  if (!std::holds_alternative<Restore>(txn.operation)) DropDeadDataFiles(&m, nullptr);
   m.timestamp_nanos = in.timestamp_nanos;
   m.writer_version = WriterVersion{"lance-cpp", LANCE_CPP_VERSION, std::nullopt, std::nullopt};
   m.tag.clear();

@@ -96,8 +96,28 @@ struct Clone {
   std::optional<std::string> branch_name;  // set when the clone is a branch
 };
 
-using Operation =
-    std::variant<Append, Overwrite, Delete, Restore, Update, Rewrite, ReserveFragments, UpdateConfig, Clone>;
+/// Columns added or rewritten (schema evolution): every fragment of the
+/// table in its new state (new data files added beside the old ones) and
+/// the whole new schema, with the new fields' ids.
+struct Merge {
+  std::vector<Fragment> fragments;
+  Schema schema;
+  /// pylance 14: whether no field becomes required (a non-nullable field
+  /// new to the schema), so concurrent writes of the old schema stay valid.
+  bool preserves_nullability = true;
+};
+
+/// The schema replaced without touching data (drop, rename, nullability):
+/// data files left without a field of the new schema leave their
+/// fragments.
+struct Project {
+  Schema schema;
+  /// pylance 14: false when a column was made non-nullable.
+  bool preserves_nullability = true;
+};
+
+using Operation = std::variant<Append, Overwrite, Delete, Restore, Update, Rewrite, ReserveFragments,
+                               UpdateConfig, Clone, Merge, Project>;
 
 /// The reference's name of the operation ("Append", "Overwrite", ...).
 const char* OperationName(const Operation& op);

@@ -41,7 +41,9 @@ const char* OperationName(const Operation& op) {
                                [](const Rewrite&) { return "Rewrite"; },
                                [](const ReserveFragments&) { return "ReserveFragments"; },
                                [](const UpdateConfig&) { return "UpdateConfig"; },
-                               [](const Clone&) { return "Clone"; }},
+                               [](const Clone&) { return "Clone"; },
+                               [](const Merge&) { return "Merge"; },
+                               [](const Project&) { return "Project"; }},
                     op);
 }
 
@@ -153,6 +155,18 @@ std::string Transaction::Serialize() const {
             c->set_ref_version(op.ref_version);
             c->set_ref_path(op.ref_path);
             if (op.branch_name) c->set_branch_name(*op.branch_name);
+          },
+          [&](const Merge& op) {
+            // Schema metadata travels in the manifest, as for Overwrite.
+            auto* m = proto.mutable_merge();
+            AddFragments(op.fragments, m->mutable_fragments());
+            file::SchemaToProtoFields(op.schema, m->mutable_schema());
+            m->set_preserves_nullability(op.preserves_nullability);
+          },
+          [&](const Project& op) {
+            auto* p = proto.mutable_project();
+            file::SchemaToProtoFields(op.schema, p->mutable_schema());
+            p->set_preserves_nullability(op.preserves_nullability);
           }},
       operation);
   return proto.SerializeAsString();

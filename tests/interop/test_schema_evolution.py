@@ -1,0 +1,417 @@
+"""Schema evolution: add-columns, drop-columns, alter-column against pylance.
+
+Each change is made by lance-cpp on one copy of a dataset and by pylance's
+add_columns / drop_columns / alter_columns on another. The two commits must
+be the same: the manifest and the transaction field by field (uuids, paths
+and times aside, as test_manifest_parity normalizes them), so the same
+schema with the same field ids, the same data files per fragment (fields,
+column indices, file versions) and the same feature flags; the new data
+files hold the same values in every physical row (deleted rows included,
+which pylance fills with its blanks). Then each side reads the other's
+result and appends to it and deletes from it.
+
+Runs for storage versions 2.0, 2.1, 2.2 with stable row ids off, and 2.2
+with them on.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pytest
+
+import lance
+from lance.file import LanceFileReader
+
+import test_manifest_parity as parity
+
+VERSIONS = ["2.0", "2.1", "2.2"]
+
+
+def base_table(start: int, n: int) -> pa.Table:
+    ids = list(range(start, start + n))
+    return pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "x": pa.array([None if i % 5 == 0 else i * 0.5 for i in ids], pa.float64()),
+        "s": pa.array([f"s{i}" if i % 7 else None for i in ids], pa.string()),
+        "st": pa.array([{"a": i, "b": f"b{i}"} for i in ids],
+                       pa.struct([("a", pa.int32()), ("b", pa.string())])),
+    })
+
+
+@pytest.fixture(scope="module")
+def bases(tmp_path_factory) -> dict:
+    """Three fragments (1500 + 1500 + 1000 rows, so a fragment spans more
+    than one 1024-row updater batch), deletions in two of them."""
+    out = {}
+    root = tmp_path_factory.mktemp("schema_evolution_bases")
+    for v in VERSIONS:
+        for stable in ((False, True) if v == "2.2" else (False,)):
+            uri = root / f"{v}-{int(stable)}.lance"
+            lance.write_dataset(base_table(0, 4000), str(uri), max_rows_per_file=1500,
+                                data_storage_version=v, enable_stable_row_ids=stable)
+            lance.dataset(str(uri)).delete("id = 3 OR id = 1100 OR id = 1101 OR id = 3999")
+            out[(v, stable)] = uri
+    return out
+
+
+# --------------------------------------------------------------------------- #
+# The changes: (lance-cpp arguments after the URI, pylance call)
+# --------------------------------------------------------------------------- #
+
+def _add_sql(exprs: dict):
+    return (["add-columns", *[f"{k}={v}" for k, v in exprs.items()]],
+            lambda ds: ds.add_columns(exprs))
+
+
+STEPS = {
+    # Numbers and strings from existing columns, nested ones included.
+    "add-sql": _add_sql({"y": "id * 2", "z": "s || '-z'", "t": "x + 1.5", "u": "st.a + 1"}),
+    # A literal: a non-nullable new field (preserves_nullability false).
+    "add-literal": _add_sql({"k": "'lit'", "b": "id > 100"}),
+    "add-nulls": (["add-columns", "--null", "n:int32", "--null", "ts:timestamp[us]", "--null", "ls:large_string"],
+                  lambda ds: ds.add_columns([pa.field("n", pa.int32()), pa.field("ts", pa.timestamp("us")),
+                                             pa.field("ls", pa.large_string())])),
+    "drop": (["drop-columns", "x,s"], lambda ds: ds.drop_columns(["x", "s"])),
+    "drop-nested": (["drop-columns", "st.a"], lambda ds: ds.drop_columns(["st.a"])),
+    "rename": (["alter-column", "s", "--rename", "s2"],
+               lambda ds: ds.alter_columns({"path": "s", "name": "s2"})),
+    "rename-nested": (["alter-column", "st.b", "--rename", "bb"],
+                      lambda ds: ds.alter_columns({"path": "st.b", "name": "bb"})),
+    # id has no null: allowed, and the Project withholds preserves_nullability.
+    "not-nullable": (["alter-column", "id", "--not-nullable"],
+                     lambda ds: ds.alter_columns({"path": "id", "nullable": False})),
+    # A cast: new data files under a new field id, a Merge; the old files
+    # keep listing the old id.
+    "cast-int": (["alter-column", "id", "--cast", "int32"],
+                 lambda ds: ds.alter_columns({"path": "id", "data_type": pa.int32()})),
+    "cast-float": (["alter-column", "x", "--cast", "float32"],
+                   lambda ds: ds.alter_columns({"path": "x", "data_type": pa.float32()})),
+    "cast-rename": (["alter-column", "s", "--rename", "s3", "--cast", "large_string"],
+                    lambda ds: ds.alter_columns({"path": "s", "name": "s3", "data_type": pa.large_string()})),
+    # Add a column, drop it: its data files leave the fragments, so the next
+    # column added takes its field id again (the reference's
+    # test_drop_add_columns); dropping x keeps x's id taken (its file stays).
+    "add-drop-add": None,
+}
+
+SEQUENCES = {
+    "add-drop-add": ["add-one", "drop-one", "add-two"],
+    "drop-then-add": ["drop", "add-after-drop"],
+    "rename-then-add": ["rename", "add-sql-renamed"],
+    "nulls-then-drop": ["add-nulls", "drop-nulls"],
+    # Every column of the first data files recast: those files leave.
+    "cast-all": ["drop-x-s-st", "cast-int"],
+    "add-then-cast": ["add-one", "cast-added"],
+    # Rows rewritten after the schema changed: new fragments in the evolved
+    # schema, with its field ids.
+    "cast-then-update": ["cast-int", "update"],
+    "add-nested-drop-then-update": ["add-sql", "drop-nested", "update"],
+}
+STEPS.update({
+    "add-one": _add_sql({"w": "id + 1"}),
+    "drop-one": (["drop-columns", "w"], lambda ds: ds.drop_columns(["w"])),
+    "add-two": _add_sql({"w2": "id - 1"}),
+    "add-sql-renamed": _add_sql({"y": "s2 || '!'"}),
+    "add-after-drop": _add_sql({"y": "id * 2", "z": "st.b || '!'"}),
+    "drop-nulls": (["drop-columns", "n"], lambda ds: ds.drop_columns(["n"])),
+    "update": (["update", "--set", "x=x + 1", "--where", "id < 10 OR id = 2500", "--quiet"],
+               lambda ds: ds.update({"x": "x + 1"}, where="id < 10 OR id = 2500")),
+    "drop-x-s-st": (["drop-columns", "x,s,st"], lambda ds: ds.drop_columns(["x", "s", "st"])),
+    "cast-added": (["alter-column", "w", "--cast", "int16"],
+                   lambda ds: ds.alter_columns({"path": "w", "data_type": pa.int16()})),
+})
+del STEPS["add-drop-add"]
+
+CASES = {name: [name] for name in ("add-sql", "add-literal", "add-nulls", "drop", "drop-nested", "rename",
+                                   "rename-nested", "not-nullable", "cast-int", "cast-float", "cast-rename")}
+CASES.update(SEQUENCES)
+
+
+def _physical(uri: Path, path: str) -> pa.Table:
+    return LanceFileReader(str(uri / "data" / path)).read_all().to_table()
+
+
+def _sizes_of_new_files(msg):
+    """The size of a new data file depends on the bytes under its null slots,
+    which are the expression kernels' own (DataFusion's `||` leaves the
+    literal's bytes under a null, Arrow's leaves none); the values are
+    compared row by row instead, and bytes where no null slot is involved
+    (test_add_columns_data_files_byte_identical)."""
+    if isinstance(msg, list):
+        return [_sizes_of_new_files(v) for v in msg]
+    if not isinstance(msg, dict):
+        return msg
+    out = {k: _sizes_of_new_files(v) for k, v in msg.items()}
+    paths = out.get("path", [])
+    if "file_size_bytes" in out and paths and isinstance(paths[0], str) and paths[0].startswith("<new data file"):
+        out["file_size_bytes"] = ["<size of a new file>"]
+    return out
+
+
+def _compare_commit(ours: Path, theirs: Path, listings: tuple, renamers: tuple) -> list[str]:
+    """One step's commit on each side. Each side has its own Renamer for the
+    whole case, so files an earlier step wrote keep their placeholders."""
+    a = parity.committed(ours, listings[0], renamers[0])
+    b = parity.committed(theirs, listings[1], renamers[1])
+    for side in (a, b):
+        for part in ("manifest", "transaction"):
+            side[part] = _sizes_of_new_files(side[part])
+    problems = []
+    for part in ("version", "manifest", "transaction", "index_section", "added", "removed"):
+        problems += [f"{part}: {d}" for d in parity.diff(a[part], b[part])]
+    if a["new_data_files"].keys() != b["new_data_files"].keys():
+        problems.append(f"new data files: {sorted(a['new_data_files'])} vs {sorted(b['new_data_files'])}")
+    return problems
+
+
+def _new_files(uri: Path, kept: set) -> list[tuple[int, str]]:
+    out = []
+    for frag in lance.dataset(str(uri)).get_fragments():
+        for f in frag.metadata.files:
+            if f.path.encode() not in kept:
+                out.append((frag.fragment_id, f.path))
+    return out
+
+
+# Every case on every storage version; with stable row ids (whose lineage
+# rules do not depend on the file version) on 2.2, to keep the file fast.
+PARITY_CASES = [pytest.param(case, v, stable, id=f"{case}-{v}-{'stable' if stable else 'plain'}")
+                for case in CASES for v in VERSIONS for stable in (False, True) if not stable or v == "2.2"]
+
+
+@pytest.mark.parametrize("case,version,stable", PARITY_CASES)
+def test_schema_change_parity(case, version, stable, bases, tmp_path, lance_cpp):
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    shutil.copytree(bases[(version, stable)], ours)
+    shutil.copytree(bases[(version, stable)], theirs)
+    kept_paths, kept_ids = parity._base_names(ours)
+    renamers = (parity.Renamer(kept_paths, kept_ids), parity.Renamer(kept_paths, kept_ids))
+    for step in CASES[case]:
+        listings = (parity._listing(ours), parity._listing(theirs))
+        args, py = STEPS[step]
+        lance_cpp.run_ok(args[0], ours, *args[1:])
+        py(lance.dataset(str(theirs)))
+        problems = _compare_commit(ours, theirs, listings, renamers)
+        # The new data files: the same values in every physical row.
+        for (fa, pa_), (fb, pb) in zip(_new_files(ours, kept_paths), _new_files(theirs, kept_paths)):
+            ta, tb = _physical(ours, pa_), _physical(theirs, pb)
+            if fa != fb or not ta.equals(tb):
+                problems.append(f"new data file of fragment {fa}/{fb} differs:\n{ta.slice(0, 5)}\n{tb.slice(0, 5)}")
+        assert not problems, f"{case} step {step} on {version}, stable {stable}:\n  " + "\n  ".join(problems)
+    a = lance.dataset(str(ours))
+    b = lance.dataset(str(theirs))
+    assert a.schema == b.schema
+    assert a.to_table(with_row_id=True).equals(b.to_table(with_row_id=True))
+    _cross_modify(ours, theirs, lance_cpp, tmp_path)
+
+
+def _cross_modify(ours: Path, theirs: Path, lance_cpp, tmp_path: Path) -> None:
+    """Each side reads the other's result, appends to it and deletes from it;
+    both copies then hold the same rows."""
+    schema = lance.dataset(str(ours)).schema
+    # lance-cpp reads pylance's result.
+    out = tmp_path / "scan.arrow"
+    lance_cpp.run_ok("scan", theirs, "--out", out)
+    with ipc.open_file(out) as f:
+        assert f.read_all().equals(lance.dataset(str(theirs)).to_table())
+    # Take and count over fragments whose files cover different fields.
+    indices = [0, 5, 1499, 1500, 2999, 3990]
+    lance_cpp.run_ok("take", theirs, "--indices", ",".join(map(str, indices)), "--out", out)
+    with ipc.open_file(out) as f:
+        assert f.read_all().equals(lance.dataset(str(theirs)).take(indices))
+    counted = lance_cpp.run_ok("count", theirs, "--filter", "id >= 1000").stdout.split()[0]
+    assert int(counted) == lance.dataset(str(theirs)).count_rows(filter="id >= 1000")
+    # New rows in the evolved schema: derived from existing rows' values.
+    extra = lance.dataset(str(ours)).to_table(filter="id < 20").cast(schema)
+    src = tmp_path / "extra.arrow"
+    with ipc.new_file(src, extra.schema) as w:
+        w.write_table(extra)
+    # lance-cpp appends to pylance's, pylance to lance-cpp's; each deletes
+    # from the other's.
+    lance_cpp.run_ok("write", theirs, "--input", src, "--mode", "append", "--quiet")
+    lance.write_dataset(extra, str(ours), mode="append")
+    lance_cpp.run_ok("delete", theirs, "id = 7 OR id = 2000", "--quiet")
+    lance.dataset(str(ours)).delete("id = 7 OR id = 2000")
+    a = lance.dataset(str(ours)).to_table().sort_by("id")
+    b = lance.dataset(str(theirs)).to_table().sort_by("id")
+    assert a.equals(b)
+    with ipc.open_file(_scan(lance_cpp, ours, tmp_path / "a.arrow")) as f:
+        assert f.read_all().sort_by("id").equals(a)
+
+
+def _scan(lance_cpp, uri: Path, out: Path) -> Path:
+    lance_cpp.run_ok("scan", uri, "--out", out)
+    return out
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_add_columns_data_files_byte_identical(version, bases, tmp_path, lance_cpp):
+    """Columns computed from varied values are written as pylance writes
+    them, byte for byte (deleted rows' blanks included)."""
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    shutil.copytree(bases[(version, False)], ours)
+    shutil.copytree(bases[(version, False)], theirs)
+    kept, _ = parity._base_names(ours)
+    exprs = {"y": "id * 3 - 7", "z": "st.b || '-z'", "t": "st.a * 2"}
+    lance_cpp.run_ok("add-columns", ours, *[f"{k}={v}" for k, v in exprs.items()])
+    lance.dataset(str(theirs)).add_columns(exprs)
+    pairs = list(zip(_new_files(ours, kept), _new_files(theirs, kept)))
+    assert len(pairs) == 3
+    for (_, a), (_, b) in pairs:
+        assert (ours / "data" / a).read_bytes() == (theirs / "data" / b).read_bytes()
+
+
+# --------------------------------------------------------------------------- #
+# Refusals: what pylance refuses, lance-cpp refuses with the same meaning
+# --------------------------------------------------------------------------- #
+
+REFUSALS = [
+    (["add-columns", "id=id + 1"], lambda ds: ds.add_columns({"id": "id + 1"}), "already exists"),
+    (["add-columns", "--null", "id:int64"], lambda ds: ds.add_columns(pa.field("id", pa.int64())), "already exists"),
+    (["add-columns", "--null", "id:int32"], lambda ds: ds.add_columns(pa.field("id", pa.int32())),
+     "Type conflicts between id"),
+    (["drop-columns", "nope"], lambda ds: ds.drop_columns(["nope"]), "does not exist"),
+    (["drop-columns", "id,x,s,st"], lambda ds: ds.drop_columns(["id", "x", "s", "st"]), "Cannot drop all columns"),
+    (["alter-column", "nope", "--rename", "z"], lambda ds: ds.alter_columns({"path": "nope", "name": "z"}),
+     "does not exist"),
+    (["alter-column", "x", "--rename", "id"], lambda ds: ds.alter_columns({"path": "x", "name": "id"}),
+     "Duplicate field name"),
+    (["alter-column", "x", "--cast", "string"], lambda ds: ds.alter_columns({"path": "x", "data_type": pa.string()}),
+     "Cannot cast column"),
+    (["alter-column", "id", "--cast", "int8"], lambda ds: ds.alter_columns({"path": "id", "data_type": pa.int8()}),
+     "Cast error"),
+    # x holds nulls.
+    (["alter-column", "x", "--not-nullable"], lambda ds: ds.alter_columns({"path": "x", "nullable": False}),
+     "contains NULL values"),
+]
+
+
+@pytest.mark.parametrize("args,py,message", REFUSALS, ids=[" ".join(r[0]) for r in REFUSALS])
+def test_refusals(args, py, message, bases, tmp_path, lance_cpp):
+    uri = tmp_path / "d.lance"
+    shutil.copytree(bases[("2.1", False)], uri)
+    before = lance.dataset(str(uri)).version
+    with pytest.raises(Exception) as err:
+        py(lance.dataset(str(uri)))
+    assert message in str(err.value)
+    proc = lance_cpp.run(args[0], uri, *args[1:])
+    assert proc.returncode == 1, proc
+    assert proc.stderr.startswith("error: ") and message in proc.stderr, proc.stderr
+    assert lance.dataset(str(uri)).version == before
+
+
+def test_non_nullable_all_null_column_refused(bases, tmp_path, lance_cpp):
+    """pylance refuses an all-null column that is not nullable; the CLI's
+    --null columns are always nullable, so the API refuses it (unit test)
+    and the CLI cannot express it. Here: a bad type is a usage error."""
+    uri = tmp_path / "d.lance"
+    shutil.copytree(bases[("2.1", False)], uri)
+    with pytest.raises(Exception, match="must be nullable"):
+        lance.dataset(str(uri)).add_columns(pa.field("q", pa.int32(), nullable=False))
+    proc = lance_cpp.run("add-columns", uri, "--null", "q:notatype")
+    assert proc.returncode == 2 and "unknown type" in proc.stderr
+
+
+def test_nested_cast_refused_until_implemented(bases, tmp_path, lance_cpp):
+    """Casting a struct's child (pylance writes a file with the child only)
+    is not implemented yet: refused, nothing committed."""
+    uri = tmp_path / "d.lance"
+    shutil.copytree(bases[("2.1", False)], uri)
+    before = lance.dataset(str(uri)).version
+    proc = lance_cpp.run("alter-column", uri, "st.a", "--cast", "int64")
+    assert proc.returncode == 1 and "not implemented" in proc.stderr, proc.stderr
+    assert lance.dataset(str(uri)).version == before
+
+
+def test_pylance_writer_concurrent_with_lance_cpp_merge(tmp_path, lance_cpp):
+    """pylance, appending from a handle opened before lance-cpp's add-columns,
+    reads lance-cpp's Merge as its conflict rules say: a nullable new column
+    lets the append through (its rows read the column as nulls, on both
+    sides); a required one (preserves_nullability false) makes it retry."""
+    uri = tmp_path / "d.lance"
+    lance.write_dataset(pa.table({"id": pa.array(range(10), pa.int64())}), str(uri))
+    stale = lance.dataset(str(uri))
+    lance_cpp.run_ok("add-columns", uri, "y=id * 2")
+    stale.insert(pa.table({"id": pa.array([100], pa.int64())}))
+    rows = lance.dataset(str(uri)).to_table().to_pylist()
+    assert rows[-2:] == [{"id": 9, "y": 18}, {"id": 100, "y": None}]
+    out = tmp_path / "scan.arrow"
+    lance_cpp.run_ok("scan", uri, "--out", out)
+    with ipc.open_file(out) as f:
+        assert f.read_all().to_pylist() == rows
+    stale = lance.dataset(str(uri))
+    lance_cpp.run_ok("add-columns", uri, "k='v'")
+    with pytest.raises(OSError, match="Retryable commit conflict"):
+        stale.insert(pa.table({"id": pa.array([101], pa.int64()), "y": pa.array([1], pa.int64())}))
+    assert lance.dataset(str(uri)).count_rows() == 11
+
+
+@pytest.mark.parametrize("case", ["drop-indexed", "drop-other", "add-sql", "rename"])
+def test_indices_after_schema_changes(case, bases, tmp_path, lance_cpp):
+    """An index on a dropped column leaves the manifest's index section; the
+    others stay as they were (an added or renamed column keeps them)."""
+    base = tmp_path / "base.lance"
+    shutil.copytree(bases[("2.1", False)], base)
+    ds = lance.dataset(str(base))
+    ds.create_scalar_index("x", "BTREE")
+    ds.create_scalar_index("id", "BTREE")
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    shutil.copytree(base, ours)
+    shutil.copytree(base, theirs)
+    kept_paths, kept_ids = parity._base_names(ours)
+    renamers = (parity.Renamer(kept_paths, kept_ids), parity.Renamer(kept_paths, kept_ids))
+    listings = (parity._listing(ours), parity._listing(theirs))
+    args, py = {"drop-indexed": (["drop-columns", "x"], lambda d: d.drop_columns(["x"])),
+                "drop-other": (["drop-columns", "s"], lambda d: d.drop_columns(["s"])),
+                "add-sql": STEPS["add-sql"],
+                "rename": STEPS["rename"]}[case]
+    lance_cpp.run_ok(args[0], ours, *args[1:])
+    py(lance.dataset(str(theirs)))
+    problems = _compare_commit(ours, theirs, listings, renamers)
+    assert not problems, "\n  ".join(problems)
+    names = sorted(i.name for i in lance.dataset(str(ours)).describe_indices())
+    assert names == (["id_idx"] if case == "drop-indexed" else ["id_idx", "x_idx"])
+
+
+def test_cast_of_indexed_column_refused(bases, tmp_path, lance_cpp):
+    """As pylance 14: a cast would invalidate the index, so it is refused."""
+    uri = tmp_path / "d.lance"
+    shutil.copytree(bases[("2.1", False)], uri)
+    lance.dataset(str(uri)).create_scalar_index("id", "BTREE")
+    before = lance.dataset(str(uri)).version
+    message = "Cannot cast column(s) [id] to a new type"
+    with pytest.raises(OSError) as err:
+        lance.dataset(str(uri)).alter_columns({"path": "id", "data_type": pa.int32()})
+    assert message in str(err.value)
+    proc = lance_cpp.run("alter-column", uri, "id", "--cast", "int32")
+    assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+    assert lance.dataset(str(uri)).version == before
+
+
+@pytest.mark.parametrize("pred", ["id < 2100", "(id >= 3 AND id < 2100) OR id = 2500"],
+                         ids=["leading-batches-deleted", "middle-batch-deleted"])
+def test_add_columns_over_fully_deleted_batches(pred, tmp_path, lance_cpp):
+    """A 1024-row updater batch whose rows are all deleted takes its blanks
+    from the last batch with a live row, or the next one before any: the
+    same values in every physical row as pylance's."""
+    base = tmp_path / "base.lance"
+    lance.write_dataset(base_table(0, 3000).drop_columns(["st"]), str(base), data_storage_version="2.1")
+    lance.dataset(str(base)).delete(pred)
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    shutil.copytree(base, ours)
+    shutil.copytree(base, theirs)
+    kept_paths, kept_ids = parity._base_names(ours)
+    renamers = (parity.Renamer(kept_paths, kept_ids), parity.Renamer(kept_paths, kept_ids))
+    listings = (parity._listing(ours), parity._listing(theirs))
+    exprs = {"y": "id * 2 + 1", "z": "s || 'q'", "t": "x"}
+    lance_cpp.run_ok("add-columns", ours, *[f"{k}={v}" for k, v in exprs.items()])
+    lance.dataset(str(theirs)).add_columns(exprs)
+    problems = _compare_commit(ours, theirs, listings, renamers)
+    assert not problems, "\n  ".join(problems)
+    [(_, a)], [(_, b)] = _new_files(ours, kept_paths), _new_files(theirs, kept_paths)
+    assert _physical(ours, a).equals(_physical(theirs, b))
+    assert lance.dataset(str(ours)).to_table().equals(lance.dataset(str(theirs)).to_table())
