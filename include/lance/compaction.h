@@ -23,8 +23,8 @@ namespace lance {
 /// How data is rewritten (pylance 14's compaction_mode).
 enum class CompactionMode {
   kReencode,         // decode and encode again (the default)
-  kTryBinaryCopy,    // copy pages where possible, else re-encode: lance-cpp always re-encodes
-  kForceBinaryCopy,  // copy pages or fail: refused (NotImplemented)
+  kTryBinaryCopy,    // copy the pages of the tasks pylance 14 would copy, re-encode the rest
+  kForceBinaryCopy,  // copy pages, or fail (NotImplemented) on a task that cannot be copied
 };
 
 /// The reference's CompactionOptions, names and defaults.
