@@ -107,6 +107,10 @@ struct RewriteResult {
   /// row ids, carrying the row ids and lineage of their rows.
   std::vector<Fragment> new_fragments;
   CompactionMetrics metrics;
+  /// The new files are copies of the old ones' pages (compaction_mode
+  /// try/force_binary_copy): pylance 14 then records their sizes in the
+  /// manifest but not in the transaction, and so does the commit.
+  bool binary_copy = false;
 };
 
 struct CompactionResult {

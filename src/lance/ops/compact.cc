@@ -384,9 +384,14 @@ uint64_t FilesOf(const std::vector<Fragment>& fragments) {
 // copied when pylance 14 would copy them (true), else left to re-encoding
 // (false), or refused with pylance's words under force_binary_copy.
 Result<bool> BinaryCopyTask(const Dataset& dataset, const CompactionOptions& options, const std::string& version,
-                            RewriteResult* result) {
+                            const std::vector<uint64_t>& file_rows, RewriteResult* result) {
   if (options.compaction_mode == CompactionMode::kReencode) return false;
-  if (!ops::BinaryCopyEligible(dataset, result->original_fragments, options.data_storage_version.value_or(version))) {
+  const std::string target = options.data_storage_version.value_or(version);
+  if (options.compaction_mode == CompactionMode::kForceBinaryCopy) {
+    Status st = ops::CheckBinaryCopyTarget(result->original_fragments, target);
+    if (!st.ok()) return st.WithMessage("compaction of fragments of ", dataset.uri(), ": ", st.message());
+  }
+  if (!ops::BinaryCopyEligible(dataset, result->original_fragments, target)) {
     if (options.compaction_mode == CompactionMode::kTryBinaryCopy) return false;
     std::string ids;
     for (const auto& f : result->original_fragments) ids += (ids.empty() ? "" : ", ") + std::to_string(f.id);
@@ -395,7 +400,7 @@ Result<bool> BinaryCopyTask(const Dataset& dataset, const CompactionOptions& opt
                                   "fragments without deletions, blobs or overlays, whose files share one "
                                   "version and layout)");
   }
-  auto written = ops::BinaryCopyFragments(dataset, result->original_fragments, options.target_rows_per_fragment);
+  auto written = ops::BinaryCopyFragments(dataset, result->original_fragments, file_rows);
   if (!written.ok()) return written.status().WithMessage("compaction of fragments of ", dataset.uri(), ": ",
                                                          written.status().message());
   result->new_fragments = std::move(*written);
@@ -405,11 +410,13 @@ Result<bool> BinaryCopyTask(const Dataset& dataset, const CompactionOptions& opt
       for (const auto& f : result->new_fragments) (void)DatasetAccess::Store(dataset)->Delete("data/" + f.files[0].path);
       return st;
     }
+    ops::ConcatenateLineage(result->original_fragments, &result->new_fragments);
   }
   result->metrics.fragments_removed = result->original_fragments.size();
   result->metrics.fragments_added = result->new_fragments.size();
   result->metrics.files_removed = FilesOf(result->original_fragments);
   result->metrics.files_added = FilesOf(result->new_fragments);
+  result->binary_copy = true;
   return true;
 }
 
@@ -438,14 +445,14 @@ Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, con
   // As pylance 14: as many files as the target fits into the live rows (at
   // least one), the rows spread evenly over them, the first ones taking one
   // more, rather than full files and a short tail.
-  LANCE_ASSIGN_OR_RAISE(auto version, dataset->DataStorageVersion());
-  LANCE_ASSIGN_OR_RAISE(bool copied, BinaryCopyTask(*dataset, options, version, &result));
-  if (copied) return result;
   std::vector<uint64_t> file_rows;
   if (surviving > 0) {
     const uint64_t count = std::max<uint64_t>(surviving / options.target_rows_per_fragment, 1);
     for (uint64_t i = 0; i < count; ++i) file_rows.push_back(surviving / count + (i < surviving % count ? 1 : 0));
   }
+  LANCE_ASSIGN_OR_RAISE(auto version, dataset->DataStorageVersion());
+  LANCE_ASSIGN_OR_RAISE(bool copied, BinaryCopyTask(*dataset, options, version, file_rows, &result));
+  if (copied) return result;
   ops::FragmentWriterOptions writer_options;
   writer_options.storage_version = options.data_storage_version.value_or(version);
   writer_options.max_rows_per_file = file_rows.empty() ? options.target_rows_per_fragment : file_rows.front();
@@ -539,6 +546,7 @@ Result<CompactionResult> Commit(const io::ObjectStore& store, const std::vector<
     txn::RewriteGroup group;
     group.old_fragments = r.original_fragments;
     group.new_fragments = r.new_fragments;
+    group.new_file_sizes_in_manifest_only = r.binary_copy;
     for (auto& f : group.new_fragments) f.id = ids[next++];
     rewrite.groups.push_back(std::move(group));
   }

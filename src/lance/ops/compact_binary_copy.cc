@@ -79,8 +79,46 @@ bool BinaryCopyEligible(const Dataset& dataset, const std::vector<Fragment>& fra
   return eligible.ok() && *eligible;
 }
 
+void ConcatenateLineage(const std::vector<Fragment>& old_fragments, std::vector<Fragment>* new_fragments) {
+  size_t next = 0;
+  for (auto& f : *new_fragments) {
+    uint64_t rows = 0;
+    std::string created, updated;
+    bool inline_all = true;
+    while (next < old_fragments.size() && rows < f.physical_rows.value_or(0)) {
+      const Fragment& old = old_fragments[next++];
+      rows += old.physical_rows.value_or(0);
+      if (!old.created_at_versions.inline_bytes || !old.last_updated_at_versions.inline_bytes) {
+        inline_all = false;
+        continue;
+      }
+      // A repeated field's serialized messages concatenate to one with all the runs.
+      created += *old.created_at_versions.inline_bytes;
+      updated += *old.last_updated_at_versions.inline_bytes;
+    }
+    if (!inline_all || rows != f.physical_rows.value_or(0)) continue;
+    f.created_at_versions.inline_bytes = std::move(created);
+    f.last_updated_at_versions.inline_bytes = std::move(updated);
+  }
+}
+
+Status CheckBinaryCopyTarget(const std::vector<Fragment>& fragments, const std::string& target_version) {
+  LANCE_ASSIGN_OR_RAISE(file::FileVersion target, file::FileVersionFromString(target_version));
+  for (const auto& fragment : fragments) {
+    for (const auto& f : fragment.files) {
+      auto v = file::FileVersionFromPair(f.file_major_version, f.file_minor_version);
+      if (!v.ok() || *v != target) {
+        return Status::NotImplemented("binary copy target is ", file::FileVersionToString(target), ", but data file '",
+                                      f.path, "' uses ", f.file_major_version, ".", f.file_minor_version,
+                                      ": a copied page keeps its file version");
+      }
+    }
+  }
+  return Status::OK();
+}
+
 Result<std::vector<Fragment>> BinaryCopyFragments(const Dataset& dataset, const std::vector<Fragment>& fragments,
-                                                  uint64_t target_rows_per_fragment) {
+                                                  const std::vector<uint64_t>& file_rows) {
   const io::ObjectStore& store = *DatasetAccess::Store(dataset);
   const Schema& schema = dataset.manifest().schema;
   std::vector<Fragment> out;
@@ -119,7 +157,9 @@ Result<std::vector<Fragment>> BinaryCopyFragments(const Dataset& dataset, const 
           if (version == file::FileVersion::kV2_0) writer->SetRowCountColumns(StructColumns(schema, f));
         }
         LANCE_RETURN_NOT_OK(writer->Append(*input, layout, location));
-        if (writer->rows() >= target_rows_per_fragment) LANCE_RETURN_NOT_OK(finish());
+        if (out.size() < file_rows.size() && writer->rows() >= file_rows[out.size()]) {
+          LANCE_RETURN_NOT_OK(finish());
+        }
       }
     }
     if (writer) LANCE_RETURN_NOT_OK(finish());

@@ -22,11 +22,23 @@ namespace lance::ops {
 bool BinaryCopyEligible(const Dataset& dataset, const std::vector<Fragment>& fragments,
                         const std::string& target_version);
 
+/// force_binary_copy's first check, as pylance 14's: every data file of
+/// `fragments` is of `target_version`, else NotImplemented naming the file.
+Status CheckBinaryCopyTarget(const std::vector<Fragment>& fragments, const std::string& target_version);
+
 /// Copies the pages of `fragments` (eligible ones) into new data files:
-/// a file ends after the input file that brings it to
-/// `target_rows_per_fragment` rows, as the reference's. The new fragments
-/// come without ids or row ids. Removes what it wrote if it fails.
+/// file i ends after the input file that brings it to `file_rows[i]` rows
+/// (the re-encode path's even split), later ones the rest, as
+/// pylance 14's copy cuts them. The new fragments come without ids or row
+/// ids. Removes what it wrote if it fails.
 Result<std::vector<Fragment>> BinaryCopyFragments(const Dataset& dataset, const std::vector<Fragment>& fragments,
-                                                  uint64_t target_rows_per_fragment);
+                                                  const std::vector<uint64_t>& file_rows);
+
+/// With stable row ids, pylance 14's copy gives each new fragment the
+/// created_at / last_updated_at sequences of the old fragments it holds,
+/// their runs concatenated as they are (each keeping its own span). Done
+/// where every such old fragment has both inline; the others keep the
+/// re-chunked sequences they have (the same versions per row).
+void ConcatenateLineage(const std::vector<Fragment>& old_fragments, std::vector<Fragment>* new_fragments);
 
 }  // namespace lance::ops
