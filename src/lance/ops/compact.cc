@@ -384,7 +384,8 @@ uint64_t FilesOf(const std::vector<Fragment>& fragments) {
 // copied when pylance 14 would copy them (true), else left to re-encoding
 // (false), or refused with pylance's words under force_binary_copy.
 Result<bool> BinaryCopyTask(const Dataset& dataset, const CompactionOptions& options, const std::string& version,
-                            const std::vector<uint64_t>& file_rows, RewriteResult* result) {
+                            const std::vector<uint64_t>& file_rows, util::ProgressStage* progress,
+                            RewriteResult* result) {
   if (options.compaction_mode == CompactionMode::kReencode) return false;
   const std::string target = options.data_storage_version.value_or(version);
   if (options.compaction_mode == CompactionMode::kForceBinaryCopy) {
@@ -417,6 +418,9 @@ Result<bool> BinaryCopyTask(const Dataset& dataset, const CompactionOptions& opt
   result->metrics.files_removed = FilesOf(result->original_fragments);
   result->metrics.files_added = FilesOf(result->new_fragments);
   result->binary_copy = true;
+  if (progress) {
+    for (const auto& f : result->new_fragments) progress->Add(f.physical_rows.value_or(0));
+  }
   return true;
 }
 
@@ -451,7 +455,7 @@ Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, con
     for (uint64_t i = 0; i < count; ++i) file_rows.push_back(surviving / count + (i < surviving % count ? 1 : 0));
   }
   LANCE_ASSIGN_OR_RAISE(auto version, dataset->DataStorageVersion());
-  LANCE_ASSIGN_OR_RAISE(bool copied, BinaryCopyTask(*dataset, options, version, file_rows, &result));
+  LANCE_ASSIGN_OR_RAISE(bool copied, BinaryCopyTask(*dataset, options, version, file_rows, progress, &result));
   if (copied) return result;
   ops::FragmentWriterOptions writer_options;
   writer_options.storage_version = options.data_storage_version.value_or(version);
