@@ -293,3 +293,19 @@ def test_force_binary_copy_refusals(tmp_path, lance_cpp, version):
                 == [(f.metadata.physical_rows, [(d.file_major_version, d.file_minor_version) for d in f.data_files()])
                     for f in b.get_fragments()])
         assert a.to_table().equals(b.to_table())
+
+
+def test_binary_copy_ignores_max_bytes_per_file(tmp_path, lance_cpp):
+    """pylance 14's copy cuts files by rows only: max_bytes_per_file does
+    not split them (the re-encode path's limit)."""
+    ours, theirs = tmp_path / "ours.lance", tmp_path / "theirs.lance"
+    build(ours, [50] * 6, "2.1", False)
+    shutil.copytree(ours, theirs)
+    kept, base_listing = parity._base_names(ours), parity._listing(ours)
+    lance_cpp.run_ok("compact", ours, "--compaction-mode", "force_binary_copy", "--max-bytes-per-file", "4000",
+                     "--quiet")
+    lance.dataset(theirs).optimize.compact_files(compaction_mode="force_binary_copy", max_bytes_per_file=4000,
+                                                 num_threads=1)
+    assert [f.metadata.physical_rows for f in lance.dataset(ours).get_fragments()] == [300]
+    problems = compare_commits(ours, theirs, base_listing, kept)
+    assert not problems, "\n".join(problems)
