@@ -23,8 +23,8 @@ namespace lance {
 /// How data is rewritten (pylance 14's compaction_mode).
 enum class CompactionMode {
   kReencode,         // decode and encode again (the default)
-  kTryBinaryCopy,    // copy pages where possible, else re-encode: lance-cpp always re-encodes
-  kForceBinaryCopy,  // copy pages or fail: refused (NotImplemented)
+  kTryBinaryCopy,    // copy the pages of the tasks pylance 14 would copy, re-encode the rest
+  kForceBinaryCopy,  // copy pages, or fail (NotImplemented) on a task that cannot be copied
 };
 
 /// The reference's CompactionOptions, names and defaults.
@@ -107,6 +107,10 @@ struct RewriteResult {
   /// row ids, carrying the row ids and lineage of their rows.
   std::vector<Fragment> new_fragments;
   CompactionMetrics metrics;
+  /// The new files are copies of the old ones' pages (compaction_mode
+  /// try/force_binary_copy): pylance 14 then records their sizes in the
+  /// manifest but not in the transaction, and so does the commit.
+  bool binary_copy = false;
 };
 
 struct CompactionResult {

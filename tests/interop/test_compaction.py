@@ -316,15 +316,14 @@ def test_index_refusals(tmp_path, lance_cpp, stable):
 def test_option_refusals(tmp_path, lance_cpp):
     path = tmp_path / "r.lance"
     build(path, [30, 30], version="2.1")
-    for flags, word in ((["--compaction-mode", "force_binary_copy"], "force_binary_copy"),
-                        (["--defer-index-remap"], "defer_index_remap"),
+    # (force_binary_copy: tests/interop/test_binary_copy.py.)
+    for flags, word in ((["--defer-index-remap"], "defer_index_remap"),
                         (["--data-storage-version", "legacy"], "data_storage_version"),
                         (["--max-source-rows", "0"], "max_source_rows")):
         proc = lance_cpp.run("compact", path, *flags)
         assert proc.returncode == 1, (flags, proc.stderr)
         assert word in proc.stderr
     assert lance.dataset(path).version == 2
-    # try_binary_copy may fall back to re-encoding: accepted.
     lance_cpp.run_ok("compact", path, "--compaction-mode", "try_binary_copy")
     assert len(lance.dataset(path).get_fragments()) == 1
 

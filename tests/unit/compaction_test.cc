@@ -6,6 +6,9 @@
 
 #include <arrow/api.h>
 
+#include "lance/file_reader.h"
+
+#include <algorithm>
 #include <filesystem>
 
 #include "lance/compaction.h"
@@ -282,15 +285,70 @@ TEST_F(CompactionTest, CompactFilesRunsAgainAfterLosingToADelete) {
   EXPECT_EQ(files, 4u);
 }
 
+// compaction_mode force/try_binary_copy: pages copied where the task has
+// no deletions (the new file holds the old files' pages), the distributed
+// form carrying it; refused under force_binary_copy where a task has them.
+TEST_F(CompactionTest, BinaryCopy) {
+  Build({20, 20, 20, 20});
+  Delete("id = 65");
+  const auto before = Scan();
+  CompactionOptions options;
+  options.compaction_mode = CompactionMode::kForceBinaryCopy;
+  options.target_rows_per_fragment = 1000;
+  auto refused = CompactFiles(uri(), options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(refused.status().IsNotImplemented());
+  EXPECT_NE(refused.status().message().find("binary copy is not supported"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_EQ(Latest()->version(), 5u);
+
+  // Without fragment 3 (the deletion) the task is copied.
+  options.excluded_fragment_ids = {3};
+  auto plan = PlanCompaction(uri(), options);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(Tasks(*plan), (std::vector<std::vector<uint64_t>>{{0, 1, 2}}));
+  CompactionOptions worker;
+  auto task = CompactionTaskFromJson(CompactionTaskToJson(plan->tasks[0], options), &worker);
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_EQ(worker.compaction_mode, CompactionMode::kForceBinaryCopy);
+  auto r = ExecuteCompactionTask(uri(), *task, worker);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->binary_copy);
+  ASSERT_EQ(r->new_fragments.size(), 1u);
+  auto back = RewriteResultFromJson(RewriteResultToJson(*r));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->binary_copy);
+  auto committed = CommitCompaction(uri(), {*back}, worker);
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  auto ds = Latest();
+  ASSERT_EQ(ds->manifest().fragments.size(), 2u);
+  EXPECT_GT(ds->manifest().fragments[1].files[0].file_size_bytes, 0u);  // in the manifest
+  auto reader = ds->OpenDataFileReader(ds->manifest().fragments[1].files[0]);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ((*reader)->num_rows(), 60u);
+  // One page per column per old file: copied, not re-encoded into one.
+  for (const auto& column : (*reader)->layout().columns) EXPECT_EQ(column.pages.size(), 3u);
+  auto after = Scan();
+  ASSERT_EQ(after.size(), before.size());
+  std::vector<int64_t> ids_before, ids_after;
+  for (const auto& [id, row_id] : before) ids_before.push_back(id);
+  for (const auto& [id, row_id] : after) ids_after.push_back(id);
+  std::sort(ids_after.begin(), ids_after.end());
+  EXPECT_EQ(ids_after, ids_before);
+
+  // try_binary_copy re-encodes the task with the deletion.
+  options = {};
+  options.compaction_mode = CompactionMode::kTryBinaryCopy;
+  options.target_rows_per_fragment = 1000;
+  auto tried = CompactFiles(uri(), options);
+  ASSERT_TRUE(tried.ok()) << tried.status().ToString();
+  EXPECT_EQ(Latest()->manifest().fragments.size(), 1u);
+  EXPECT_EQ(*ScanBuilder(Latest()).CountRows(), 79);
+}
+
 TEST_F(CompactionTest, RefusedOptions) {
   Build({20, 20});
   CompactionOptions options;
-  options.compaction_mode = CompactionMode::kForceBinaryCopy;
-  auto r = CompactFiles(uri(), options);
-  ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(r.status().IsNotImplemented());
-  EXPECT_NE(r.status().message().find("force_binary_copy"), std::string::npos);
-  options = {};
   options.defer_index_remap = true;
   EXPECT_TRUE(CompactFiles(uri(), options).status().IsNotImplemented());
   options = {};

@@ -79,15 +79,12 @@ Status ContainerWriter::WriteRaw(const void* data, uint64_t size) {
 }
 
 Status ContainerWriter::WritePadded(const void* data, uint64_t size) {
-  static const std::array<uint8_t, kPageBufferAlignment> kPad = [] {
-    std::array<uint8_t, kPageBufferAlignment> pad;
-    pad.fill(kPadByte);
-    return pad;
-  }();
+  std::array<uint8_t, kPageBufferAlignment> kPad;
+  kPad.fill(pad_byte_);
   LANCE_RETURN_NOT_OK(WriteRaw(data, size));
   // Padding depends on the buffer's length alone, as in the reference (a
   // buffer that starts unaligned stays so; none does in practice).
-  const uint64_t pad = (kPageBufferAlignment - size % kPageBufferAlignment) % kPageBufferAlignment;
+  const uint64_t pad = (alignment_ - size % alignment_) % alignment_;
   return WriteRaw(kPad.data(), pad);
 }
 

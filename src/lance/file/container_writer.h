@@ -49,6 +49,13 @@ class ContainerWriter {
   void Abort();
 
   uint64_t position() const { return position_; }
+  /// Buffers are padded to a multiple of `alignment` bytes (1..64; 64
+  /// unless set) with `byte` (kPadByte unless set): the reference's binary
+  /// copy pads 2.1+ files with zeros and does not pad 2.0 files.
+  void set_padding(uint64_t alignment, uint8_t byte) {
+    alignment_ = alignment == 0 || alignment > kPageBufferAlignment ? kPageBufferAlignment : alignment;
+    pad_byte_ = byte;
+  }
 
  private:
   Status WriteRaw(const void* data, uint64_t size);
@@ -60,6 +67,8 @@ class ContainerWriter {
   std::string name_;
   FileVersion version_;
   uint64_t position_ = 0;
+  uint64_t alignment_ = kPageBufferAlignment;
+  uint8_t pad_byte_ = kPadByte;
   // Small writes (padding, short pages, metadata) gathered into one write
   // call: a file is otherwise tens of thousands of tiny system calls.
   std::vector<uint8_t> pending_;

@@ -13,6 +13,7 @@
 #include "lance/dataset_internal.h"
 #include "lance/file/blob_v2.h"
 #include "lance/ops/blob_v2_values.h"
+#include "lance/ops/compact_binary_copy.h"
 #include "lance/ops/dataset_ops_internal.h"
 #include "lance/ops/fragment_writer.h"
 #include "lance/ops/retry.h"
@@ -49,10 +50,6 @@ Result<CompactionOptions> Validated(const CompactionOptions& in, const Dataset& 
   }
   if (o.batch_size && *o.batch_size == 0) return Status::Invalid("compaction option batch_size must be at least 1");
   if (o.num_threads && *o.num_threads == 0) return Status::Invalid("compaction option num_threads must be at least 1");
-  if (o.compaction_mode == CompactionMode::kForceBinaryCopy) {
-    return Status::NotImplemented("compaction option compaction_mode=force_binary_copy: lance-cpp does not copy "
-                                  "pages; use reencode or try_binary_copy");
-  }
   if (o.defer_index_remap) {
     if (dataset.manifest().UsesStableRowIds()) {
       // As pylance 14: stable row ids never need remapping.
@@ -383,6 +380,50 @@ uint64_t FilesOf(const std::vector<Fragment>& fragments) {
   return n;
 }
 
+// compaction_mode try_binary_copy / force_binary_copy: the task's pages
+// copied when pylance 14 would copy them (true), else left to re-encoding
+// (false), or refused with pylance's words under force_binary_copy.
+Result<bool> BinaryCopyTask(const Dataset& dataset, const CompactionOptions& options, const std::string& version,
+                            const std::vector<uint64_t>& file_rows, util::ProgressStage* progress,
+                            RewriteResult* result) {
+  if (options.compaction_mode == CompactionMode::kReencode) return false;
+  const std::string target = options.data_storage_version.value_or(version);
+  if (options.compaction_mode == CompactionMode::kForceBinaryCopy) {
+    Status st = ops::CheckBinaryCopyTarget(result->original_fragments, target);
+    if (!st.ok()) return st.WithMessage("compaction of fragments of ", dataset.uri(), ": ", st.message());
+  }
+  if (!ops::BinaryCopyEligible(dataset, result->original_fragments, target)) {
+    if (options.compaction_mode == CompactionMode::kTryBinaryCopy) return false;
+    std::string ids;
+    for (const auto& f : result->original_fragments) ids += (ids.empty() ? "" : ", ") + std::to_string(f.id);
+    return Status::NotImplemented("compaction task over fragments ", ids, " of ", dataset.uri(),
+                                  ": binary copy is not supported (compaction_mode=force_binary_copy needs "
+                                  "fragments without deletions, blobs or overlays, whose files share one "
+                                  "version and layout)");
+  }
+  auto written = ops::BinaryCopyFragments(dataset, result->original_fragments, file_rows);
+  if (!written.ok()) return written.status().WithMessage("compaction of fragments of ", dataset.uri(), ": ",
+                                                         written.status().message());
+  result->new_fragments = std::move(*written);
+  if (dataset.manifest().UsesStableRowIds()) {
+    Status st = RechunkRowIdentity(dataset, result->original_fragments, &result->new_fragments);
+    if (!st.ok()) {
+      for (const auto& f : result->new_fragments) (void)DatasetAccess::Store(dataset)->Delete("data/" + f.files[0].path);
+      return st;
+    }
+    ops::ConcatenateLineage(result->original_fragments, &result->new_fragments);
+  }
+  result->metrics.fragments_removed = result->original_fragments.size();
+  result->metrics.fragments_added = result->new_fragments.size();
+  result->metrics.files_removed = FilesOf(result->original_fragments);
+  result->metrics.files_added = FilesOf(result->new_fragments);
+  result->binary_copy = true;
+  if (progress) {
+    for (const auto& f : result->new_fragments) progress->Add(f.physical_rows.value_or(0));
+  }
+  return true;
+}
+
 Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, const CompactionTask& task,
                               const CompactionOptions& options, util::ProgressStage* progress) {
   const io::ObjectStore& store = *DatasetAccess::Store(*dataset);
@@ -414,6 +455,8 @@ Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, con
     for (uint64_t i = 0; i < count; ++i) file_rows.push_back(surviving / count + (i < surviving % count ? 1 : 0));
   }
   LANCE_ASSIGN_OR_RAISE(auto version, dataset->DataStorageVersion());
+  LANCE_ASSIGN_OR_RAISE(bool copied, BinaryCopyTask(*dataset, options, version, file_rows, progress, &result));
+  if (copied) return result;
   ops::FragmentWriterOptions writer_options;
   writer_options.storage_version = options.data_storage_version.value_or(version);
   writer_options.max_rows_per_file = file_rows.empty() ? options.target_rows_per_fragment : file_rows.front();
@@ -507,6 +550,7 @@ Result<CompactionResult> Commit(const io::ObjectStore& store, const std::vector<
     txn::RewriteGroup group;
     group.old_fragments = r.original_fragments;
     group.new_fragments = r.new_fragments;
+    group.new_file_sizes_in_manifest_only = r.binary_copy;
     for (auto& f : group.new_fragments) f.id = ids[next++];
     rewrite.groups.push_back(std::move(group));
   }

@@ -148,6 +148,7 @@ std::string RewriteResultToJson(const RewriteResult& result) {
   m["files_removed"] = result.metrics.files_removed;
   m["files_added"] = result.metrics.files_added;
   out["metrics"] = std::move(m);
+  out["binary_copy"] = result.binary_copy;
   return out.dump();
 }
 
@@ -164,6 +165,10 @@ Result<RewriteResult> RewriteResultFromJson(const std::string& json) {
   LANCE_ASSIGN_OR_RAISE(r.metrics.fragments_added, Number(m, "fragments_added", what));
   LANCE_ASSIGN_OR_RAISE(r.metrics.files_removed, Number(m, "files_removed", what));
   LANCE_ASSIGN_OR_RAISE(r.metrics.files_added, Number(m, "files_added", what));
+  if (j.contains("binary_copy")) {
+    if (!j["binary_copy"].is_boolean()) return Status::Invalid(what, ": 'binary_copy' must be true or false");
+    r.binary_copy = j["binary_copy"].get<bool>();
+  }
   return r;
 }
 

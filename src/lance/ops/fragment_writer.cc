@@ -14,26 +14,6 @@ namespace {
 constexpr const char* kDataDir = "data";
 constexpr const char* kDataSuffix = ".lance";
 
-// The reference's data file names: the bits of three random bytes, then 26
-// hex digits for thirteen more, plus ".lance".
-std::string NewDataFileName() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  uint8_t b[16];
-  for (int i = 0; i < 16; i += 8) {
-    const uint64_t v = rng();
-    for (int j = 0; j < 8; ++j) b[i + j] = static_cast<uint8_t>(v >> (8 * j));
-  }
-  std::string name;
-  for (int i = 0; i < 3; ++i) {
-    for (int bit = 7; bit >= 0; --bit) name += ((b[i] >> bit) & 1) ? '1' : '0';
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int i = 3; i < 16; ++i) {
-    name += kHex[b[i] >> 4];
-    name += kHex[b[i] & 0xF];
-  }
-  return name + kDataSuffix;
-}
 
 // Which field ids a data file of `storage_version` records, and their
 // column numbers: every field in 2.0, only leaves from 2.1 on (structs there
@@ -55,6 +35,27 @@ void SetFileFields(const Schema& schema, const std::string& storage_version, Dat
 }
 
 }  // namespace
+
+// The reference's data file names: the bits of three random bytes, then 26
+// hex digits for thirteen more, plus ".lance".
+std::string NewDataFileName() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  uint8_t b[16];
+  for (int i = 0; i < 16; i += 8) {
+    const uint64_t v = rng();
+    for (int j = 0; j < 8; ++j) b[i + j] = static_cast<uint8_t>(v >> (8 * j));
+  }
+  std::string name;
+  for (int i = 0; i < 3; ++i) {
+    for (int bit = 7; bit >= 0; --bit) name += ((b[i] >> bit) & 1) ? '1' : '0';
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 3; i < 16; ++i) {
+    name += kHex[b[i] >> 4];
+    name += kHex[b[i] & 0xF];
+  }
+  return name + kDataSuffix;
+}
 
 FragmentWriterOptions FragmentWriterOptions::FromParams(const WriteParams& params, std::string storage_version) {
   FragmentWriterOptions out;

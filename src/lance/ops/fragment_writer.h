@@ -65,6 +65,10 @@ struct FragmentWriterOptions {
   static FragmentWriterOptions FromParams(const WriteParams& params, std::string storage_version);
 };
 
+/// A new data file name as the reference makes them (random bits and hex,
+/// ".lance").
+std::string NewDataFileName();
+
 /// Writes rows (the top-level fields of `schema`, in order) into new
 /// fragments, in the order given. Fragments come back without ids, row ids
 /// or lineage (the commit assigns them). Not thread-safe.

@@ -63,6 +63,9 @@ struct Update {
 struct RewriteGroup {
   std::vector<Fragment> old_fragments;
   std::vector<Fragment> new_fragments;
+  /// The transaction records new_fragments without their files' sizes (the
+  /// manifest has them), as pylance 14's binary-copy compaction commits.
+  bool new_file_sizes_in_manifest_only = false;
 };
 struct Rewrite {
   std::vector<RewriteGroup> groups;

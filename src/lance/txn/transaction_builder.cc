@@ -128,6 +128,11 @@ std::string Transaction::Serialize() const {
               auto* group = r->add_groups();
               AddFragments(g.old_fragments, group->mutable_old_fragments());
               AddFragments(g.new_fragments, group->mutable_new_fragments());
+              if (g.new_file_sizes_in_manifest_only) {
+                for (auto& f : *group->mutable_new_fragments()) {
+                  for (auto& file : *f.mutable_files()) file.clear_file_size_bytes();
+                }
+              }
             }
           },
           [&](const ReserveFragments& op) {
