@@ -204,9 +204,9 @@ Result<CompactionPlan> PlanOf(const Dataset& dataset, const CompactionOptions& o
       current.reset();
       continue;
     }
-    if (fragment.num_overlays > 0) {
+    if (!fragment.overlays.empty()) {
       return Status::NotImplemented("cannot compact dataset ", dataset.uri(), ": fragment ", fragment.id,
-                                    " has data overlay files, which lance-cpp does not read yet");
+                                    " has data overlay files, which lance-cpp compaction does not plan yet");
     }
     LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset.PhysicalRows(fragment));
     LANCE_ASSIGN_OR_RAISE(uint64_t deleted, dataset.NumDeletedRows(fragment));
