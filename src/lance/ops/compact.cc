@@ -2,6 +2,7 @@
 // (plan_compaction), the rewrite of one task (rewrite_files) and the commit
 // of their results (commit_compaction), in rust/lance/src/dataset/optimize.rs.
 #include "lance/compaction.h"
+#include "lance/file_reader.h"
 
 #include <arrow/array.h>
 
@@ -186,6 +187,16 @@ Result<uint64_t> SourceBytes(const Dataset& dataset, const std::vector<const Fra
       }
       total += file.file_size_bytes;
     }
+    // The overlay files are read too; pylance's writers leave their size
+    // unrecorded, so it comes from the file.
+    for (const auto& overlay : fragment->overlays) {
+      uint64_t size = overlay.data_file.file_size_bytes;
+      if (size == 0) {
+        LANCE_ASSIGN_OR_RAISE(auto reader, dataset.OpenDataFileReader(overlay.data_file));
+        size = reader->layout().file_size;
+      }
+      total += size;
+    }
   }
   return total;
 }
@@ -204,10 +215,6 @@ Result<CompactionPlan> PlanOf(const Dataset& dataset, const CompactionOptions& o
       current.reset();
       continue;
     }
-    if (!fragment.overlays.empty()) {
-      return Status::NotImplemented("cannot compact dataset ", dataset.uri(), ": fragment ", fragment.id,
-                                    " has data overlay files, which lance-cpp compaction does not plan yet");
-    }
     LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset.PhysicalRows(fragment));
     LANCE_ASSIGN_OR_RAISE(uint64_t deleted, dataset.NumDeletedRows(fragment));
     deleted = std::min(deleted, physical);
@@ -215,7 +222,10 @@ Result<CompactionPlan> PlanOf(const Dataset& dataset, const CompactionOptions& o
     const float deleted_fraction =
         physical > 0 ? static_cast<float>(deleted) / static_cast<float>(physical) : 0.0f;
     std::optional<Candidacy> candidacy;
-    if (options.materialize_deletions && deleted_fraction > options.materialize_deletions_threshold) {
+    const bool too_many_overlays =
+        options.max_overlays_per_fragment && fragment.overlays.size() > *options.max_overlays_per_fragment;
+    if (too_many_overlays ||
+        (options.materialize_deletions && deleted_fraction > options.materialize_deletions_threshold)) {
       candidacy = Candidacy::kCompactItself;
     } else if (physical < options.target_rows_per_fragment) {
       candidacy = Candidacy::kCompactWithNeighbors;

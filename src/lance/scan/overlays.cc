@@ -13,9 +13,12 @@
 namespace lance::scan {
 namespace {
 
-void CollectIds(const Field& field, std::set<int32_t>* ids) {
-  ids->insert(field.id);
-  for (const auto& child : field.children) CollectIds(child, ids);
+// An overlay names the leaves it stores (as 2.1+ files record fields), so
+// it covers a field when it lists one of the field's leaf ids; a parent's id
+// (a list's own, say) covers nothing, as the reference resolves it.
+void CollectLeafIds(const Field& field, std::set<int32_t>* ids) {
+  if (field.children.empty()) ids->insert(field.id);
+  for (const auto& child : field.children) CollectLeafIds(child, ids);
 }
 
 bool ContainsStruct(const Field& field) {
@@ -64,7 +67,7 @@ Result<std::unique_ptr<OverlayResolver>> OverlayResolver::Open(
   for (size_t i = 0; i < fields.size(); ++i) {
     const Field& field = *fields[i];
     std::set<int32_t> ids;
-    CollectIds(field, &ids);
+    CollectLeafIds(field, &ids);
     Target target;
     target.output = i;
     // Stored oldest first: walk back so the first layer to cover a row wins.
