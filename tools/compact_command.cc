@@ -47,11 +47,11 @@ std::optional<UsageError> ParseOptions(const Args& args, CompactionOptions* o) {
   if (args.Has("--max-overlays-per-fragment")) {
     const std::string v = args.Get("--max-overlays-per-fragment");
     if (v == "none") {
-      o->max_overlays_per_fragment.reset();
+      o->max_overlays_per_fragment = std::optional<uint64_t>();
     } else {
       auto n = ParseCount(v);
       if (!n) return UsageError{"--max-overlays-per-fragment needs a non-negative integer or 'none', got '" + v + "'"};
-      o->max_overlays_per_fragment = *n;
+      o->max_overlays_per_fragment = std::optional<uint64_t>(*n);
     }
   }
   if (args.Has("--num-threads")) {

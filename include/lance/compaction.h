@@ -60,10 +60,12 @@ struct CompactionOptions {
   std::optional<uint64_t> max_source_bytes;
   /// A fragment carrying more data overlay files than this is rewritten on
   /// its own, its overlays (and deletions) materialized into the new files;
-  /// 0 rewrites every overlaid fragment, unset disables the trigger.
-  /// Default 10. (Overlaid fragments rewritten for another reason are
-  /// materialized too: every rewrite reads through the overlays.)
-  std::optional<uint64_t> max_overlays_per_fragment = 10;
+  /// 0 rewrites every overlaid fragment, a set nullopt disables the trigger.
+  /// Unset = the table config key lance.compaction.max_overlays_per_fragment
+  /// (an integer or "none"), else 10, as pylance 14. (Overlaid fragments
+  /// rewritten for another reason are materialized too: every rewrite reads
+  /// through the overlays.)
+  std::optional<std::optional<uint64_t>> max_overlays_per_fragment;
   /// Fragments left alone; they end a run of candidates like a fragment
   /// that is no candidate. Unknown ids are ignored.
   std::vector<uint64_t> excluded_fragment_ids;

@@ -154,11 +154,11 @@ def _assert_reads_equal(lance_cpp, uri: Path, tmp_path: Path) -> None:
         assert got == str(ds.count_rows(filter=pred)), pred
     assert lance_cpp.run_ok("count", uri).stdout.strip() == str(ds.count_rows())
     rows = ds.count_rows()
-    idx = [0, 3, 2, rows - 1, 8, 3, 11]
+    idx = [i for i in [0, 3, 2, rows - 1, 8, 3, 11] if i < rows]
     got = _cpp_take(lance_cpp, uri, out, "--indices", ",".join(map(str, idx)))
     assert got.equals(ds.take(idx)), got
     rowids = ds.to_table(with_row_id=True)["_rowid"].to_pylist()
-    pick = [rowids[i] for i in (3, 0, 10, 11, 2)]
+    pick = [rowids[i] for i in (3, 0, 10, 11, 2) if i < rows]
     got = _cpp_take(lance_cpp, uri, out, "--row-ids", ",".join(map(str, pick)))
     assert got.equals(ds._take_rows(pick)), got
 
@@ -253,30 +253,43 @@ def _many_overlays(tmp_path: Path, name: str, count: int) -> Path:
     return uri
 
 
-@pytest.mark.parametrize("count,extra", [(10, ()), (11, ()), (1, ("--max-overlays-per-fragment", "0")),
-                                         (20, ("--max-overlays-per-fragment", "none"))])
-def test_compaction_materializes_as_pylance(lance_cpp, tmp_path, count, extra):
+CONFIG_KEY = "lance.compaction.max_overlays_per_fragment"
+
+
+@pytest.mark.parametrize("count,config,flag", [
+    (10, None, None), (11, None, None),   # the default, 10
+    (1, "0", None), (20, "none", None),   # pylance's table config key, honoured by both
+    (3, "2", None),
+    (1, None, "0"), (20, None, "none"),   # lance-cpp's flag against the same config in pylance
+])
+def test_compaction_materializes_as_pylance(lance_cpp, tmp_path, count, config, flag):
     uri = _many_overlays(tmp_path, "src", count)
+    if config is not None:
+        lance.dataset(uri).update_config({CONFIG_KEY: config})
     py_uri = _copy(uri, tmp_path, "py.lance")
     cpp_uri = _copy(uri, tmp_path, "cpp.lance")
-    opts = {}
-    if extra:
-        opts["max_overlays_per_fragment"] = None if extra[1] == "none" else int(extra[1])
-    try:
-        metrics = lance.dataset(py_uri).optimize.compact_files(**opts)
-    except TypeError:
-        pytest.fail("pylance 14 takes max_overlays_per_fragment")
-    lance_cpp.run_ok("compact", cpp_uri, *extra)
+    if flag is not None:  # pylance takes it from the config only
+        lance.dataset(py_uri).update_config({CONFIG_KEY: flag})
+    metrics = lance.dataset(py_uri).optimize.compact_files()
+    lance_cpp.run_ok("compact", cpp_uri, *(("--max-overlays-per-fragment", flag) if flag else ()))
     py, cpp = lance.dataset(py_uri), lance.dataset(cpp_uri)
-    assert cpp.version == py.version
+    rewritten = metrics.fragments_removed > 0
+    base = len(lance.dataset(uri).versions()) + (flag is not None)  # pylance's config commit
+    assert len(cpp.versions()) - base + (flag is not None) == len(py.versions()) - base
+    assert (len(py.versions()) > base) == rewritten
     assert _overlay_counts(cpp_uri) == _overlay_counts(py_uri)
     assert cpp.to_table().equals(py.to_table())
-    rewritten = metrics.fragments_removed > 0
-    assert rewritten == (py.version > 2)
     if rewritten:  # the overlays became base data, and bit 64 went away
         assert all(not f.metadata.overlays for f in cpp.get_fragments())
     _assert_reads_equal(lance_cpp, py_uri, tmp_path)
     _assert_reads_equal(lance_cpp, cpp_uri, tmp_path)
+
+
+def test_bad_config_value_is_refused(lance_cpp, tmp_path):
+    uri = _many_overlays(tmp_path, "src", 2)
+    lance.dataset(uri).update_config({CONFIG_KEY: "lots"})
+    proc = lance_cpp.run("compact", uri)
+    assert_clean_failure(proc, CONFIG_KEY, "lots")
 
 
 def test_pylance_compacts_and_deletes_on_lance_cpp_writes(lance_cpp, tmp_path):
@@ -289,6 +302,7 @@ def test_pylance_compacts_and_deletes_on_lance_cpp_writes(lance_cpp, tmp_path):
     ds.delete("id = 0")
     lance.write_dataset(_base(2), uri, mode="append")
     _assert_reads_equal(lance_cpp, uri, tmp_path)
-    lance.dataset(uri).optimize.compact_files(max_overlays_per_fragment=0)
+    lance.dataset(uri).update_config({CONFIG_KEY: "0"})
+    lance.dataset(uri).optimize.compact_files()
     assert all(not f.metadata.overlays for f in lance.dataset(uri).get_fragments())
     _assert_reads_equal(lance_cpp, uri, tmp_path)

@@ -7,6 +7,8 @@
 #include <arrow/array.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <set>
 #include <thread>
 
@@ -28,6 +30,7 @@ namespace {
 
 constexpr const char* kFragReuseIndexName = "__lance_frag_reuse";
 constexpr const char* kBlobMetaKey = "lance-encoding:blob";
+constexpr uint64_t kDefaultMaxOverlaysPerFragment = 10;
 
 // The options' values lance-cpp cannot honour, refused by name; and the
 // reference's validate(): a threshold of 1.0 or more turns materializing off.
@@ -63,6 +66,26 @@ Result<CompactionOptions> Validated(const CompactionOptions& in, const Dataset& 
     }
     return Status::NotImplemented("compaction option defer_index_remap: lance-cpp cannot write the ",
                                   kFragReuseIndexName, " index yet");
+  }
+  if (!o.max_overlays_per_fragment) {
+    // pylance 14 takes this one from the table config only.
+    constexpr const char* kKey = "lance.compaction.max_overlays_per_fragment";
+    o.max_overlays_per_fragment = std::optional<uint64_t>(kDefaultMaxOverlaysPerFragment);
+    auto it = dataset.manifest().config.find(kKey);
+    if (it != dataset.manifest().config.end()) {
+      std::string v = it->second;
+      std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+      uint64_t n = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (v == "none") {
+        o.max_overlays_per_fragment = std::optional<uint64_t>();
+      } else if (ec == std::errc() && end == v.data() + v.size() && !v.empty()) {
+        o.max_overlays_per_fragment = std::optional<uint64_t>(n);
+      } else {
+        return Status::Invalid("table config ", kKey, " of dataset ", dataset.uri(), " is '", it->second,
+                               "': it must be a non-negative integer or 'none'");
+      }
+    }
   }
   LANCE_ASSIGN_OR_RAISE(auto version, dataset.DataStorageVersion());
   if (o.data_storage_version) {
@@ -222,8 +245,9 @@ Result<CompactionPlan> PlanOf(const Dataset& dataset, const CompactionOptions& o
     const float deleted_fraction =
         physical > 0 ? static_cast<float>(deleted) / static_cast<float>(physical) : 0.0f;
     std::optional<Candidacy> candidacy;
-    const bool too_many_overlays =
-        options.max_overlays_per_fragment && fragment.overlays.size() > *options.max_overlays_per_fragment;
+    // Validated() has resolved the option.
+    const std::optional<uint64_t> max_overlays = options.max_overlays_per_fragment.value_or(std::nullopt);
+    const bool too_many_overlays = max_overlays && fragment.overlays.size() > *max_overlays;
     if (too_many_overlays ||
         (options.materialize_deletions && deleted_fraction > options.materialize_deletions_threshold)) {
       candidacy = Candidacy::kCompactItself;
