@@ -306,3 +306,16 @@ def test_pylance_compacts_and_deletes_on_lance_cpp_writes(lance_cpp, tmp_path):
     lance.dataset(uri).optimize.compact_files()
     assert all(not f.metadata.overlays for f in lance.dataset(uri).get_fragments())
     _assert_reads_equal(lance_cpp, uri, tmp_path)
+
+
+def test_cleanup_keeps_the_overlay_files(lance_cpp, tmp_path):
+    uri = _overlaid(tmp_path, "2.2", False)
+    before = lance.dataset(uri).to_table()
+    lance_cpp.run_ok("cleanup", uri, "--older-than", "0", "--delete-unverified")
+    names = {p.name for p in (uri / "data").iterdir()}
+    for f in lance.dataset(uri).get_fragments():
+        for o in f.metadata.overlays:
+            assert o.data_file.path in names
+    assert lance.dataset(uri).to_table().equals(before)
+    _assert_reads_equal(lance_cpp, uri, tmp_path)
+

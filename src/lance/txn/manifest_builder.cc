@@ -173,7 +173,10 @@ uint64_t NextFragmentId(const Manifest& m) {
   return next;
 }
 
-// Replaces fragments by id; every one must exist in `m`.
+// Replaces fragments by id; every one must exist in `m`. The overlays stay
+// those of `m`: no lance-cpp writer changes a kept fragment's overlays, and
+// a DataOverlay committed since the writer read its fragments (compatible
+// with a delete) must not be lost.
 Status ReplaceFragments(Manifest* m, const std::vector<Fragment>& updated) {
   for (const auto& u : updated) {
     auto it = std::find_if(m->fragments.begin(), m->fragments.end(),
@@ -181,7 +184,9 @@ Status ReplaceFragments(Manifest* m, const std::vector<Fragment>& updated) {
     if (it == m->fragments.end()) {
       return CommitConflict("fragment " + std::to_string(u.id) + " to update is no longer in the dataset");
     }
+    std::vector<DataOverlayFile> overlays = std::move(it->overlays);
     *it = u;
+    it->overlays = std::move(overlays);
   }
   return Status::OK();
 }
