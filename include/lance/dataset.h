@@ -29,6 +29,7 @@ class DeleteBuilder;
 class UpdateBuilder;
 class MergeInsertBuilder;
 class RestoreBuilder;
+class DataOverlayBuilder;
 class CompactionBuilder;
 
 struct OpenOptions {
@@ -83,6 +84,9 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   MergeInsertBuilder NewMergeInsert(std::vector<std::string> on) const;
   /// Commits the content of `version` as the new latest version.
   RestoreBuilder NewRestore(uint64_t version) const;
+  /// Data overlay files for some cells of some fragments (unstable: only
+  /// with LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES set).
+  DataOverlayBuilder NewDataOverlay() const;
   /// Compaction of this version (include lance/compaction.h).
   CompactionBuilder NewCompaction() const;
 

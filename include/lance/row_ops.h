@@ -34,6 +34,12 @@ struct UpdateOptions {
   /// Re-runs after conflicting commits (conflict_retries, retry_timeout)
   /// and commit attempts (num_retries).
   RetryParams retry;
+  /// Write the new values as data overlay files (feature bit 64) instead
+  /// of rewriting the rows: per fragment one file of the assigned columns,
+  /// dense over its matching rows, committed as a DataOverlay (rows keep
+  /// their addresses). Unstable: only with
+  /// LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES set.
+  bool overlay = false;
 };
 
 /// UPDATE ... SET col = value, ... WHERE predicate, as pylance's update:

@@ -689,7 +689,17 @@ OperationFacts FactsOf(const Operation& op) {
                             for (const auto& old : g.old_fragments) f.rewritten_fragment_ids.push_back(old.id);
                           }
                         },
-                        [&](const ReserveFragments&) { f.kind = K::kReserveFragments; }},
+                        [&](const ReserveFragments&) { f.kind = K::kReserveFragments; },
+                        [&](const DataOverlay& d) {
+                          f.kind = K::kDataOverlay;
+                          for (const auto& g : d.groups) {
+                            std::vector<int32_t> fields;
+                            for (const auto& o : g.overlays) {
+                              fields.insert(fields.end(), o.data_file.fields.begin(), o.data_file.fields.end());
+                            }
+                            f.replaced_fields.emplace_back(g.fragment_id, std::move(fields));
+                          }
+                        }},
              op);
   return f;
 }

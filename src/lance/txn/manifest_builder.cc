@@ -337,6 +337,24 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
             m.max_fragment_id = m.max_fragment_id.value_or(0) + op.num_fragments;
             return Status::OK();
           },
+          [&](const DataOverlay& op) -> Status {
+            if (!in.base) return Status::Invalid("cannot add data overlay files: the dataset does not exist");
+            m.version = version;
+            // Appended after the fragment's overlays (concurrent ones kept),
+            // stamped with this version: newer wins where coverages overlap.
+            for (const auto& g : op.groups) {
+              auto it = std::find_if(m.fragments.begin(), m.fragments.end(),
+                                     [&](const Fragment& f) { return f.id == g.fragment_id; });
+              if (it == m.fragments.end()) {
+                return Status::Invalid("DataOverlay targets fragment ", g.fragment_id, ", which does not exist");
+              }
+              for (DataOverlayFile o : g.overlays) {
+                o.committed_version = version;
+                it->overlays.push_back(std::move(o));
+              }
+            }
+            return Status::OK();
+          },
           [&](const Restore& op) -> Status {
             if (!in.base || !in.restore_source) {
               return Status::Invalid("cannot restore version ", op.version, ": the dataset does not exist");

@@ -69,7 +69,19 @@ struct ReserveFragments {
   uint32_t num_fragments = 0;
 };
 
-using Operation = std::variant<Append, Overwrite, Delete, Restore, Update, Rewrite, ReserveFragments>;
+/// Overlay files appended to fragments' overlays (feature bit 64), each
+/// group's in order (later ones newer); the commit stamps each with the
+/// version it produces. A fragment may be named by several groups.
+struct DataOverlayGroup {
+  uint64_t fragment_id = 0;
+  std::vector<DataOverlayFile> overlays;
+};
+struct DataOverlay {
+  std::vector<DataOverlayGroup> groups;
+};
+
+using Operation =
+    std::variant<Append, Overwrite, Delete, Restore, Update, Rewrite, ReserveFragments, DataOverlay>;
 
 /// The reference's name of the operation ("Append", "Overwrite", ...).
 const char* OperationName(const Operation& op);

@@ -30,7 +30,8 @@ const char* OperationName(const Operation& op) {
                                [](const Restore&) { return "Restore"; },
                                [](const Update&) { return "Update"; },
                                [](const Rewrite&) { return "Rewrite"; },
-                               [](const ReserveFragments&) { return "ReserveFragments"; }},
+                               [](const ReserveFragments&) { return "ReserveFragments"; },
+                               [](const DataOverlay&) { return "DataOverlay"; }},
                     op);
 }
 
@@ -112,6 +113,14 @@ std::string Transaction::Serialize() const {
           },
           [&](const ReserveFragments& op) {
             proto.mutable_reserve_fragments()->set_num_fragments(op.num_fragments);
+          },
+          [&](const DataOverlay& op) {
+            auto* d = proto.mutable_data_overlay();
+            for (const auto& g : op.groups) {
+              auto* group = d->add_groups();
+              group->set_fragment_id(g.fragment_id);
+              for (const auto& o : g.overlays) table::OverlayToProto(o, group->add_overlays());
+            }
           }},
       operation);
   return proto.SerializeAsString();
