@@ -319,3 +319,90 @@ def test_cleanup_keeps_the_overlay_files(lance_cpp, tmp_path):
     assert lance.dataset(uri).to_table().equals(before)
     _assert_reads_equal(lance_cpp, uri, tmp_path)
 
+
+
+# --------------------------------------------------------------------------- #
+# Overlays written by lance-cpp (update --overlay, the DataOverlay operation)
+# --------------------------------------------------------------------------- #
+
+def _plain(tmp_path: Path, version: str, stable: bool, name: str) -> Path:
+    uri = tmp_path / f"{name}.lance"
+    lance.write_dataset(_base(), uri, data_storage_version=version, max_rows_per_file=10,
+                        enable_stable_row_ids=stable)
+    lance.dataset(uri).delete("id = 4")
+    return uri
+
+
+UPDATE_SET = [("x", "x * 10"), ("s", "'new'")]
+UPDATE_WHERE = "id in (1, 3, 8, 14, 29)"
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["addr-ids", "stable-ids"])
+@pytest.mark.parametrize("version", VERSIONS)
+def test_lance_cpp_overlays_read_by_pylance(lance_cpp, tmp_path, version, stable):
+    """update --overlay gives the rows pylance's update gives, read by pylance
+    (and by lance-cpp) through the overlays, without rewriting any row."""
+    uri = _plain(tmp_path, version, stable, "cpp")
+    expected = _copy(uri, tmp_path, "expected.lance")
+    before = [(f.fragment_id, [d.path for d in f.metadata.files]) for f in lance.dataset(uri).get_fragments()]
+    args = [a for c, e in UPDATE_SET for a in ("--set", f"{c} = {e}")]
+    out = lance_cpp.run_ok("update", uri, *args, "--where", UPDATE_WHERE, "--overlay")
+    assert "updated 5 rows" in out.stdout
+    lance.dataset(expected).update(dict(UPDATE_SET), where=UPDATE_WHERE)
+    ds = lance.dataset(uri)
+    # The rows are where they were: only overlays were added (fragments 0-2).
+    assert [(f.fragment_id, [d.path for d in f.metadata.files]) for f in ds.get_fragments()] == before
+    assert [len(f.metadata.overlays) for f in ds.get_fragments()] == [1, 1, 1]
+    assert ds.to_table().sort_by("id").equals(lance.dataset(expected).to_table().sort_by("id"))
+    rows_before = lance.dataset(uri, version=ds.version - 1).to_table(with_row_id=True)["_rowid"]
+    assert ds.to_table(with_row_id=True)["_rowid"].equals(rows_before)  # row ids unchanged
+    _assert_reads_equal(lance_cpp, uri, tmp_path)
+    # pylance writes on lance-cpp's overlaid dataset; lance-cpp reads it.
+    ds.delete("id = 3")
+    lance.write_dataset(_base(2), uri, mode="append")
+    _assert_reads_equal(lance_cpp, uri, tmp_path)
+
+
+def test_update_overlay_is_refused_without_the_opt_in(lance_cpp, tmp_path, monkeypatch):
+    uri = _plain(tmp_path, "2.1", False, "cpp")
+    monkeypatch.delenv(OVERLAY_ENV)
+    files = sorted(p.name for p in uri.rglob("*"))
+    proc = lance_cpp.run("update", uri, "--set", "x = 1", "--where", "id = 1", "--overlay")
+    assert_clean_failure(proc, "overlay", OVERLAY_ENV)
+    assert sorted(p.name for p in uri.rglob("*")) == files  # nothing written
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["addr-ids", "stable-ids"])
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+def test_data_overlay_manifest_matches_pylance(lance_cpp, tmp_path, version, stable):
+    """The same DataOverlay committed by each side (lance-cpp's update
+    --overlay; pylance's LanceOperation.DataOverlay with the very overlay
+    files lance-cpp wrote) gives the same manifest and transaction."""
+    from test_manifest_parity import Renamer, _base_names, _listing, committed, diff
+
+    base = _plain(tmp_path, version, stable, "base")
+    ours, theirs = _copy(base, tmp_path, "cpp.lance"), _copy(base, tmp_path, "py.lance")
+    kept_paths, kept_ids = _base_names(ours)
+    base_listing = _listing(ours)
+    args = [a for c, e in UPDATE_SET for a in ("--set", f"{c} = {e}")]
+    lance_cpp.run_ok("update", ours, *args, "--where", UPDATE_WHERE, "--overlay")
+    groups = []
+    for frag in lance.dataset(ours).get_fragments():
+        files = []
+        for o in frag.metadata.overlays:
+            shutil.copy(ours / "data" / o.data_file.path, theirs / "data" / o.data_file.path)
+            d = o.data_file
+            files.append(LanceOperation.DataOverlayFile(
+                DataFile(d.path, list(d.fields), list(d.column_indices), d.file_major_version,
+                         d.file_minor_version, d.file_size_bytes), list(o.offsets)))
+        if files:
+            groups.append(LanceOperation.DataOverlayGroup(frag.fragment_id, files))
+    lance.LanceDataset.commit(str(theirs), LanceOperation.DataOverlay(groups),
+                              read_version=lance.dataset(theirs).version)
+    a = committed(ours, base_listing, Renamer(kept_paths, kept_ids))
+    b = committed(theirs, base_listing, Renamer(kept_paths, kept_ids))
+    problems = []
+    for part in ("version", "manifest", "transaction", "index_section", "added", "removed"):
+        problems += [f"{part}: {d}" for d in diff(a[part], b[part])]
+    assert not problems, "\n".join(problems)
+    assert lance.dataset(ours).to_table().equals(lance.dataset(theirs).to_table())

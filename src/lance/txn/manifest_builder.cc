@@ -1,4 +1,5 @@
 #include "lance/txn/manifest_builder.h"
+#include "lance/table/roaring_portable.h"
 
 #include <algorithm>
 #include <set>
@@ -171,6 +172,41 @@ uint64_t NextFragmentId(const Manifest& m) {
   uint64_t next = 0;
   for (const auto& f : m.fragments) next = std::max(next, f.id + 1);
   return next;
+}
+
+// The rows a DataOverlay group covers (any field) were last updated now:
+// their last_updated_at versions say so, as pylance 14 records them.
+Status StampOverlaidRows(const DataOverlayGroup& g, uint64_t version, Fragment* f) {
+  if (!f->last_updated_at_versions.present()) return Status::OK();
+  const std::string what = "fragment " + std::to_string(f->id) + " last_updated_at versions";
+  if (!f->last_updated_at_versions.inline_bytes) {
+    return Status::NotImplemented("cannot add data overlay files to fragment ", f->id,
+                                  ": its last_updated_at versions are in an external file, which lance-cpp "
+                                  "does not rewrite");
+  }
+  LANCE_ASSIGN_OR_RAISE(auto seq, table::RowVersionSequence::Parse(*f->last_updated_at_versions.inline_bytes, what));
+  std::vector<uint64_t> versions = seq.ToVector();
+  for (const auto& o : g.overlays) {
+    std::vector<const std::string*> bitmaps;
+    if (o.shared_offsets) bitmaps.push_back(&*o.shared_offsets);
+    if (o.field_offsets) {
+      for (const auto& b : *o.field_offsets) bitmaps.push_back(&b);
+    }
+    for (const std::string* b : bitmaps) {
+      LANCE_ASSIGN_OR_RAISE(auto offsets, table::DecodePortableRoaring(*b, "overlay " + o.data_file.path));
+      for (uint32_t off : offsets) {
+        if (off >= versions.size()) {
+          return Status::Invalid("data overlay file ", o.data_file.path, " covers row ", off, " of fragment ",
+                                 f->id, ", which has ", versions.size(), " rows");
+        }
+        versions[off] = version;
+      }
+    }
+  }
+  table::RowVersionSequence out;
+  for (uint64_t v : versions) out.Append(1, v);
+  f->last_updated_at_versions.inline_bytes = out.Serialize();
+  return Status::OK();
 }
 
 // Replaces fragments by id; every one must exist in `m`. The overlays stay
@@ -352,6 +388,7 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
                 o.committed_version = version;
                 it->overlays.push_back(std::move(o));
               }
+              LANCE_RETURN_NOT_OK(StampOverlaidRows(g, version, &*it));
             }
             return Status::OK();
           },
