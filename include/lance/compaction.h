@@ -155,8 +155,9 @@ class CompactionBuilder {
 /// Refuses (NotImplemented) what lance-cpp cannot
 /// compact correctly: a fragment reuse index, legacy or nested blob columns
 /// (top-level blob v2 columns are rewritten, their bytes written anew beside
-/// the new files, as pylance 14 does), data overlay files, and the option
-/// values listed above. Executing a task is also
+/// the new files, as pylance 14 does), and the option values listed above
+/// (data overlay files are read through: a rewritten fragment's overlays
+/// become base data). Executing a task is also
 /// refused when an index covers one of its fragments: pylance 14 rewrites
 /// such indices (stable row ids or not), which lance-cpp cannot do yet.
 Result<CompactionPlan> PlanCompaction(const Dataset& dataset, const CompactionOptions& options = {});
