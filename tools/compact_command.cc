@@ -15,8 +15,8 @@ constexpr const char* kCompactUsage =
     "[--materialize-deletions-threshold F] [--no-materialize-deletions] [--defer-index-remap] "
     "[--compaction-mode reencode|try_binary_copy|force_binary_copy] [--data-storage-version V] "
     "[--num-threads N] [--batch-size N] [--max-source-fragments N] [--max-source-rows N] "
-    "[--max-source-bytes N] [--exclude-fragments I,J,...] [--max-retries N] [--retry-timeout SECONDS] "
-    "[--disable-transaction-file] [--plan [--json]] [--quiet]";
+    "[--max-source-bytes N] [--max-overlays-per-fragment N|none] [--exclude-fragments I,J,...] [--max-retries N] "
+    "[--retry-timeout SECONDS] [--disable-transaction-file] [--plan [--json]] [--quiet]";
 
 std::optional<uint64_t> ParseCount(const std::string& s) {
   uint64_t v = 0;
@@ -43,6 +43,16 @@ std::optional<UsageError> ParseOptions(const Args& args, CompactionOptions* o) {
     auto n = ParseCount(args.Get(flag));
     if (!n) return UsageError{std::string(flag) + " needs a non-negative integer, got '" + args.Get(flag) + "'"};
     *target = *n;
+  }
+  if (args.Has("--max-overlays-per-fragment")) {
+    const std::string v = args.Get("--max-overlays-per-fragment");
+    if (v == "none") {
+      o->max_overlays_per_fragment = std::optional<uint64_t>();
+    } else {
+      auto n = ParseCount(v);
+      if (!n) return UsageError{"--max-overlays-per-fragment needs a non-negative integer or 'none', got '" + v + "'"};
+      o->max_overlays_per_fragment = std::optional<uint64_t>(*n);
+    }
   }
   if (args.Has("--num-threads")) {
     auto n = ParseCount(args.Get("--num-threads"));
@@ -93,7 +103,7 @@ int RunCompact(const std::vector<std::string>& argv) {
                                           "--materialize-deletions-threshold", "--compaction-mode",
                                           "--data-storage-version", "--num-threads", "--batch-size",
                                           "--max-source-fragments", "--max-source-rows", "--max-source-bytes",
-                                          "--exclude-fragments"};
+                                          "--max-overlays-per-fragment", "--exclude-fragments"};
   value_flags.insert(value_flags.end(), kRetryFlags.begin(), kRetryFlags.end());
   if (auto err = ParseArgs(argv, value_flags,
                            {"--no-materialize-deletions", "--defer-index-remap", "--plan", "--json", "--quiet",

@@ -11,8 +11,8 @@ namespace lance::cli {
 namespace {
 
 constexpr const char* kUpdateUsage =
-    "lance-cpp update URI --set COL=EXPR [--set ...] [--where PRED] [--max-retries N] [--retry-timeout SECONDS] "
-    "[--disable-transaction-file] [--quiet]";
+    "lance-cpp update URI --set COL=EXPR [--set ...] [--where PRED] [--overlay] [--max-retries N] "
+    "[--retry-timeout SECONDS] [--disable-transaction-file] [--quiet]";
 constexpr const char* kMergeInsertUsage =
     "lance-cpp merge-insert URI --on KEY[,KEY] --input FILE [--when-matched-update-all] "
     "[--when-not-matched-insert-all] [--when-not-matched-by-source-delete [PRED]] [--max-retries N] "
@@ -82,11 +82,12 @@ int RunUpdate(const std::vector<std::string>& argv) {
   }
   Args args;
   if (auto err = ParseArgs(rest, {"--where", "--max-retries", "--retry-timeout"},
-                           {"--quiet", "--disable-transaction-file"}, &args)) {
+                           {"--quiet", "--disable-transaction-file", "--overlay"}, &args)) {
     return ReportUsage(err->message, kUpdateUsage);
   }
   UpdateOptions options;
   options.disable_transaction_file = args.Has("--disable-transaction-file");
+  options.overlay = args.Has("--overlay");
   if (auto err = ParseRetryFlags(args, /*operation_level=*/true, &options.retry)) {
     return ReportUsage(err->message, kUpdateUsage);
   }

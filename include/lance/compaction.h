@@ -58,6 +58,14 @@ struct CompactionOptions {
   std::optional<uint64_t> max_source_fragments;
   std::optional<uint64_t> max_source_rows;
   std::optional<uint64_t> max_source_bytes;
+  /// A fragment carrying more data overlay files than this is rewritten on
+  /// its own, its overlays (and deletions) materialized into the new files;
+  /// 0 rewrites every overlaid fragment, a set nullopt disables the trigger.
+  /// Unset = the table config key lance.compaction.max_overlays_per_fragment
+  /// (an integer or "none"), else 10, as pylance 14. (Overlaid fragments
+  /// rewritten for another reason are materialized too: every rewrite reads
+  /// through the overlays.)
+  std::optional<std::optional<uint64_t>> max_overlays_per_fragment;
   /// Fragments left alone; they end a run of candidates like a fragment
   /// that is no candidate. Unknown ids are ignored.
   std::vector<uint64_t> excluded_fragment_ids;
@@ -154,8 +162,9 @@ class CompactionBuilder {
 /// Refuses (NotImplemented) what lance-cpp cannot
 /// compact correctly: a fragment reuse index, legacy or nested blob columns
 /// (top-level blob v2 columns are rewritten, their bytes written anew beside
-/// the new files, as pylance 14 does), data overlay files, and the option
-/// values listed above. Executing a task is also
+/// the new files, as pylance 14 does), and the option values listed above
+/// (data overlay files are read through: a rewritten fragment's overlays
+/// become base data). Executing a task is also
 /// refused when an index covers one of its fragments: pylance 14 rewrites
 /// such indices (stable row ids or not), which lance-cpp cannot do yet.
 Result<CompactionPlan> PlanCompaction(const Dataset& dataset, const CompactionOptions& options = {});

@@ -31,6 +31,7 @@ class UpdateBuilder;
 class MergeInsertBuilder;
 class RestoreBuilder;
 class UpdateConfigBuilder;
+class DataOverlayBuilder;
 class CompactionBuilder;
 class AddColumnsBuilder;
 class DropColumnsBuilder;
@@ -119,6 +120,9 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   AddColumnsBuilder NewAddColumns() const;
   DropColumnsBuilder NewDropColumns(std::vector<std::string> columns) const;
   AlterColumnsBuilder NewAlterColumns() const;
+  /// Data overlay files for some cells of some fragments (unstable: only
+  /// with LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES set).
+  DataOverlayBuilder NewDataOverlay() const;
   /// Compaction of this version (include lance/compaction.h).
   CompactionBuilder NewCompaction() const;
 

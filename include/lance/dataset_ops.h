@@ -313,4 +313,39 @@ class AlterColumnsBuilder {
   SchemaEvolutionOptions options_;
 };
 
+/// Appends data overlay files to fragments: pylance's
+/// LanceOperation.DataOverlay (feature bit 64). Each overlay is a data file
+/// already written (one value column per field of `file.fields`, in that
+/// order, as DataFile.column_indices say) holding the values of the covered
+/// physical rows (deleted ones included), the smallest covered row's value
+/// first. The commit stamps each overlay with the new version; on read the
+/// newest covering overlay wins, deletions after. Unstable, as in pylance
+/// 14: Commit refuses unless LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES is set.
+class DataOverlayBuilder {
+ public:
+  explicit DataOverlayBuilder(std::shared_ptr<const Dataset> dataset) : dataset_(std::move(dataset)) {}
+  /// A dense overlay of fragment `fragment_id`: `offsets` (any order, no
+  /// repeats) covered for every field of `file`. Consecutive calls for the
+  /// same fragment form one group, later ones newer (pylance's
+  /// DataOverlayGroup); another fragment starts the next group.
+  DataOverlayBuilder& AddDense(uint64_t fragment_id, DataFile file, std::vector<uint32_t> offsets);
+  /// A sparse overlay: one offset set per entry of `file.fields`.
+  DataOverlayBuilder& AddSparse(uint64_t fragment_id, DataFile file, std::vector<std::vector<uint32_t>> offsets);
+  /// Commit attempts (retry.num_retries); the operation is never re-run.
+  DataOverlayBuilder& Options(RetryParams retry) {
+    retry_ = retry;
+    return *this;
+  }
+  Result<std::shared_ptr<Dataset>> Commit();
+
+ private:
+  DataOverlayBuilder& Add(uint64_t fragment_id, DataFile file, std::vector<std::vector<uint32_t>> offsets,
+                          bool dense);
+
+  std::shared_ptr<const Dataset> dataset_;
+  std::vector<std::pair<uint64_t, std::vector<DataOverlayFile>>> groups_;
+  Status error_;
+  RetryParams retry_;
+};
+
 }  // namespace lance

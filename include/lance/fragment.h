@@ -52,6 +52,22 @@ struct SequenceRef {
   bool present() const { return inline_bytes.has_value() || external.has_value(); }
 };
 
+/// New values for some (physical row, field) cells of a fragment, layered
+/// over its base files on read (reader/writer feature bit 64). A covered
+/// row's value sits in `data_file` at its rank: the number of covered rows
+/// below it in that field's coverage.
+struct DataOverlayFile {
+  DataFile data_file;
+  /// Dense coverage: one portable Roaring bitmap of physical offsets shared
+  /// by every field of `data_file`, as stored.
+  std::optional<std::string> shared_offsets;
+  /// Sparse coverage: one bitmap per entry of `data_file.fields`.
+  std::optional<std::vector<std::string>> field_offsets;
+  /// The version that committed the overlay; the higher wins where two
+  /// overlays cover the same cell (list order breaks ties).
+  uint64_t committed_version = 0;
+};
+
 /// A horizontal slice of the table: the same rows across one or more files.
 struct Fragment {
   uint64_t id = 0;
@@ -61,7 +77,7 @@ struct Fragment {
   SequenceRef row_ids;                    // stable row ids (RowIdSequence)
   SequenceRef last_updated_at_versions;   // lineage (RowDatasetVersionSequence)
   SequenceRef created_at_versions;
-  size_t num_overlays = 0;                // data overlay files (not yet read)
+  std::vector<DataOverlayFile> overlays;  // oldest first (by committed_version)
 };
 
 }  // namespace lance

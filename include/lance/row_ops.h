@@ -38,6 +38,12 @@ struct UpdateOptions {
   /// _transactions/ file (writer flag 32; the reference's
   /// disable_transaction_file).
   bool disable_transaction_file = false;
+  /// Write the new values as data overlay files (feature bit 64) instead
+  /// of rewriting the rows: per fragment one file of the assigned columns,
+  /// dense over its matching rows, committed as a DataOverlay (rows keep
+  /// their addresses). Unstable: only with
+  /// LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES set.
+  bool overlay = false;
 };
 
 /// UPDATE ... SET col = value, ... WHERE predicate, as pylance's update:

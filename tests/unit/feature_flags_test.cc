@@ -95,10 +95,18 @@ TEST(FeatureFlagsTest, BitValuesMatchTheFormat) {
   EXPECT_EQ(kKnownFlags, 511u);
 }
 
-TEST(FeatureFlagsTest, ReadableAndWritableMasks) {
-  // Everything known except the overlay bit, whose meaning is not implemented.
-  EXPECT_EQ(kReadableFlags, 511u & ~64u);
-  EXPECT_EQ(kWritableFlags, 511u & ~64u);
+TEST(FeatureFlagsTest, SupportedFlagsFollowTheOverlayOptIn) {
+  EXPECT_EQ(kStableFlags, 511u & ~64u);
+  {
+    OverlayEnvGuard env(false);
+    EXPECT_FALSE(DataOverlayFilesEnabled());
+    EXPECT_EQ(SupportedFlags(), 511u & ~64u);
+  }
+  {
+    OverlayEnvGuard env(true);
+    EXPECT_TRUE(DataOverlayFilesEnabled());
+    EXPECT_EQ(SupportedFlags(), 511u);
+  }
 }
 
 TEST(FeatureFlagsTest, FlagNamesSayWhatEachBitIs) {
@@ -125,15 +133,16 @@ constexpr BitRule kBitRules[] = {
     {8, true, true},     // table config: carried by every commit
     {16, true, true},    // base paths: resolved on read, new files at the root
     {32, true, true},    // inline-only transaction: read inline first
-    {64, false, false},  // data overlay files: not applied, not kept
+    {64, true, true},    // data overlay files: resolved on read, carried (opt-in only)
     {128, true, true},   // covered index metadata: no index use, no in-place rewrite
     {256, true, true},   // mixed data file versions: per-file versions
 };
 
 TEST(FeatureFlagsTest, EveryKnownBitHasItsReadAndWriteDecision) {
-  for (bool opt_in : {false, true}) {  // the overlay opt-in changes nothing
+  for (bool opt_in : {false, true}) {  // without the opt-in, 64 is refused (below)
     OverlayEnvGuard env(opt_in);
     for (const BitRule& rule : kBitRules) {
+      if (rule.bit == kFlagUnstableDataOverlayFiles && !opt_in) continue;
       SCOPED_TRACE("bit " + std::to_string(rule.bit) + (opt_in ? " with" : " without") + " the opt-in");
       const Manifest both = WithFlags(rule.bit, rule.bit);
       EXPECT_EQ(CheckCanRead(both).ok(), rule.read) << CheckCanRead(both).ToString();
@@ -145,8 +154,7 @@ TEST(FeatureFlagsTest, EveryKnownBitHasItsReadAndWriteDecision) {
         EXPECT_TRUE(CheckCanRead(WithFlags(0, rule.bit)).ok());
         EXPECT_TRUE(CheckCanWrite(WithFlags(rule.bit, 0)).ok());
       }
-      EXPECT_EQ((kReadableFlags & rule.bit) != 0, rule.read);
-      EXPECT_EQ((kWritableFlags & rule.bit) != 0, rule.write);
+      EXPECT_EQ((SupportedFlags() & rule.bit) != 0, rule.read && rule.write);
     }
   }
   // All accepted bits at once.
@@ -157,8 +165,13 @@ TEST(FeatureFlagsTest, EveryKnownBitHasItsReadAndWriteDecision) {
   EXPECT_TRUE(CheckCanWrite(WithFlags(0, 0)).ok());
 }
 
-TEST(FeatureFlagsTest, OverlayBitIsRefusedEvenWithTheOptIn) {
-  for (bool opt_in : {false, true}) {
+TEST(FeatureFlagsTest, OverlayBitIsRefusedWithoutTheOptIn) {
+  {
+    OverlayEnvGuard env(true);
+    EXPECT_TRUE(CheckCanRead(WithFlags(64, 64)).ok());
+    EXPECT_TRUE(CheckCanWrite(WithFlags(64 | 1, 64 | 1 | 8)).ok());
+  }
+  for (bool opt_in : {false}) {
     OverlayEnvGuard env(opt_in);
     for (const Manifest& m : {WithFlags(64, 64), WithFlags(64 | 1, 64 | 1 | 8), WithFlags(511, 511)}) {
       SCOPED_TRACE(std::to_string(m.reader_feature_flags) + (opt_in ? " with" : " without") + " the opt-in");
@@ -347,7 +360,7 @@ TEST(ComputeFeatureFlagsTest, BasePathsSetBit16InBoth) {
 TEST(ComputeFeatureFlagsTest, OverlaysSetBit64InBoth) {
   Manifest m;
   m.fragments = {Frag(0), Frag(1)};
-  m.fragments[1].num_overlays = 2;
+  m.fragments[1].overlays.resize(2);
   auto flags = Compute(m);
   ASSERT_TRUE(flags.ok());
   EXPECT_EQ(flags->reader, 64u);
@@ -506,7 +519,7 @@ TEST(ComputeFeatureFlagsTest, EverythingAtOnce) {
   Manifest m;
   m.fragments = {WithRowIds(Frag(0, {File("a.lance", 2, 1)})), WithRowIds(Frag(1, {File("b.lance", 2, 2)}))};
   m.fragments[0].deletion_file = DeletionFile{};
-  m.fragments[1].num_overlays = 1;
+  m.fragments[1].overlays.resize(1);
   m.config = {{"k", "v"}};
   m.base_paths = {BasePath{}};
   IndexMetadata idx;

@@ -203,7 +203,14 @@ void ExpectFragmentEq(const Fragment& got, const Fragment& want) {
   ExpectSequenceEq(got.row_ids, want.row_ids);
   ExpectSequenceEq(got.last_updated_at_versions, want.last_updated_at_versions);
   ExpectSequenceEq(got.created_at_versions, want.created_at_versions);
-  EXPECT_EQ(got.num_overlays, want.num_overlays);
+  ASSERT_EQ(got.overlays.size(), want.overlays.size());
+  for (size_t i = 0; i < want.overlays.size(); ++i) {
+    EXPECT_EQ(got.overlays[i].data_file.path, want.overlays[i].data_file.path);
+    EXPECT_EQ(got.overlays[i].data_file.fields, want.overlays[i].data_file.fields);
+    EXPECT_EQ(got.overlays[i].shared_offsets, want.overlays[i].shared_offsets);
+    EXPECT_EQ(got.overlays[i].field_offsets, want.overlays[i].field_offsets);
+    EXPECT_EQ(got.overlays[i].committed_version, want.overlays[i].committed_version);
+  }
 }
 
 void ExpectIndexEq(const IndexMetadata& got, const IndexMetadata& want) {

@@ -55,6 +55,12 @@ Status Collect(const table::ManifestFile& file, const std::shared_ptr<const io::
       const std::string relative = UnderRoot(location, *root);
       if (!relative.empty()) out->data.insert(relative);
     }
+    // Overlay files are data files of the fragment too.
+    for (const auto& overlay : fragment.overlays) {
+      LANCE_ASSIGN_OR_RAISE(auto location, files.Data(overlay.data_file));
+      const std::string relative = UnderRoot(location, *root);
+      if (!relative.empty()) out->data.insert(relative);
+    }
     if (fragment.deletion_file) {
       LANCE_ASSIGN_OR_RAISE(auto location, files.Deletion(fragment.id, *fragment.deletion_file));
       const std::string relative = UnderRoot(location, *root);

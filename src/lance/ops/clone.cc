@@ -98,6 +98,14 @@ Result<std::shared_ptr<Dataset>> CloneTo(const Dataset& dataset, const std::stri
   // The new manifest carries the source's content and flags: only what
   // this build can write is cloned.
   LANCE_RETURN_NOT_OK(ops::CheckWritable(*source));
+  // Overlay files are neither named through the new base path nor copied
+  // yet: a clone would lose them.
+  for (const auto& f : source->manifest().fragments) {
+    if (!f.overlays.empty()) {
+      return Status::NotImplemented(what, " of ", source->uri(), " version ", source->version(), ": fragment ", f.id,
+                                    " has data overlay files, which lance-cpp does not clone yet");
+    }
+  }
   LANCE_ASSIGN_OR_RAISE(auto target, io::ObjectStore::Open(target_path));
   LANCE_ASSIGN_OR_RAISE(auto existing, table::FindLatestManifest(*target));
   if (existing) {

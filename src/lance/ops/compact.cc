@@ -2,10 +2,13 @@
 // (plan_compaction), the rewrite of one task (rewrite_files) and the commit
 // of their results (commit_compaction), in rust/lance/src/dataset/optimize.rs.
 #include "lance/compaction.h"
+#include "lance/file_reader.h"
 
 #include <arrow/array.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <set>
 #include <thread>
 
@@ -28,6 +31,7 @@ namespace {
 
 constexpr const char* kFragReuseIndexName = "__lance_frag_reuse";
 constexpr const char* kBlobMetaKey = "lance-encoding:blob";
+constexpr uint64_t kDefaultMaxOverlaysPerFragment = 10;
 
 // The options' values lance-cpp cannot honour, refused by name; and the
 // reference's validate(): a threshold of 1.0 or more turns materializing off.
@@ -59,6 +63,26 @@ Result<CompactionOptions> Validated(const CompactionOptions& in, const Dataset& 
     }
     return Status::NotImplemented("compaction option defer_index_remap: lance-cpp cannot write the ",
                                   kFragReuseIndexName, " index yet");
+  }
+  if (!o.max_overlays_per_fragment) {
+    // pylance 14 takes this one from the table config only.
+    constexpr const char* kKey = "lance.compaction.max_overlays_per_fragment";
+    o.max_overlays_per_fragment = std::optional<uint64_t>(kDefaultMaxOverlaysPerFragment);
+    auto it = dataset.manifest().config.find(kKey);
+    if (it != dataset.manifest().config.end()) {
+      std::string v = it->second;
+      std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+      uint64_t n = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (v == "none") {
+        o.max_overlays_per_fragment = std::optional<uint64_t>();
+      } else if (ec == std::errc() && end == v.data() + v.size() && !v.empty()) {
+        o.max_overlays_per_fragment = std::optional<uint64_t>(n);
+      } else {
+        return Status::Invalid("table config ", kKey, " of dataset ", dataset.uri(), " is '", it->second,
+                               "': it must be a non-negative integer or 'none'");
+      }
+    }
   }
   LANCE_ASSIGN_OR_RAISE(auto version, dataset.DataStorageVersion());
   if (o.data_storage_version) {
@@ -183,6 +207,16 @@ Result<uint64_t> SourceBytes(const Dataset& dataset, const std::vector<const Fra
       }
       total += file.file_size_bytes;
     }
+    // The overlay files are read too; pylance's writers leave their size
+    // unrecorded, so it comes from the file.
+    for (const auto& overlay : fragment->overlays) {
+      uint64_t size = overlay.data_file.file_size_bytes;
+      if (size == 0) {
+        LANCE_ASSIGN_OR_RAISE(auto reader, dataset.OpenDataFileReader(overlay.data_file));
+        size = reader->layout().file_size;
+      }
+      total += size;
+    }
   }
   return total;
 }
@@ -201,10 +235,6 @@ Result<CompactionPlan> PlanOf(const Dataset& dataset, const CompactionOptions& o
       current.reset();
       continue;
     }
-    if (fragment.num_overlays > 0) {
-      return Status::NotImplemented("cannot compact dataset ", dataset.uri(), ": fragment ", fragment.id,
-                                    " has data overlay files, which lance-cpp does not read yet");
-    }
     LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset.PhysicalRows(fragment));
     LANCE_ASSIGN_OR_RAISE(uint64_t deleted, dataset.NumDeletedRows(fragment));
     deleted = std::min(deleted, physical);
@@ -212,7 +242,11 @@ Result<CompactionPlan> PlanOf(const Dataset& dataset, const CompactionOptions& o
     const float deleted_fraction =
         physical > 0 ? static_cast<float>(deleted) / static_cast<float>(physical) : 0.0f;
     std::optional<Candidacy> candidacy;
-    if (options.materialize_deletions && deleted_fraction > options.materialize_deletions_threshold) {
+    // Validated() has resolved the option.
+    const std::optional<uint64_t> max_overlays = options.max_overlays_per_fragment.value_or(std::nullopt);
+    const bool too_many_overlays = max_overlays && fragment.overlays.size() > *max_overlays;
+    if (too_many_overlays ||
+        (options.materialize_deletions && deleted_fraction > options.materialize_deletions_threshold)) {
       candidacy = Candidacy::kCompactItself;
     } else if (physical < options.target_rows_per_fragment) {
       candidacy = Candidacy::kCompactWithNeighbors;

@@ -39,7 +39,7 @@ Result<bool> Eligible(const Dataset& dataset, const std::vector<Fragment>& fragm
   const DataFile& first = fragments.front().files.front();
   const std::string schema = SchemaBytes(dataset.manifest().schema);
   for (const auto& fragment : fragments) {
-    if (fragment.deletion_file || fragment.num_overlays > 0) return false;
+    if (fragment.deletion_file || !fragment.overlays.empty()) return false;
     if (fragment.files.empty()) return false;
     for (const auto& f : fragment.files) {
       auto v = file::FileVersionFromPair(f.file_major_version, f.file_minor_version);

@@ -17,7 +17,9 @@
 #include "lance/ops/row_rewrite.h"
 #include "lance/row_ops.h"
 #include "lance/scan/filter_parser.h"
+#include "lance/dataset_ops.h"
 #include "lance/scanner.h"
+#include "lance/table/feature_flags.h"
 #include "lance/txn/commit.h"
 #include "lance/util/progress_reporter.h"
 
@@ -164,6 +166,102 @@ Result<std::optional<Matches>> FindMatches(const std::shared_ptr<const Dataset>&
   return matches;
 }
 
+bool HoldsStruct(const Field& field) {
+  if (field.logical_type == "struct") return true;
+  return std::any_of(field.children.begin(), field.children.end(), HoldsStruct);
+}
+
+// update --overlay: the new values of the assigned columns as one dense
+// overlay file per fragment with matching rows, committed as a DataOverlay.
+Result<UpdateResult> UpdateAsOverlay(const std::shared_ptr<const Dataset>& dataset,
+                                     const std::vector<Assignment>& assignments,
+                                     const std::shared_ptr<arrow::Schema>& schema, const std::string& predicate,
+                                     const std::string& storage_version, const UpdateOptions& options) {
+  const std::string& uri = dataset->uri();
+  if (!table::DataOverlayFilesEnabled()) {
+    return Status::NotImplemented("update --overlay of ", uri, ": data overlay files are unstable (feature bit 64); set ",
+                                  table::kEnableDataOverlayFilesEnv, " to opt in");
+  }
+  // The overlay file holds the assigned columns, in dataset order.
+  std::vector<int> columns;
+  for (const auto& a : assignments) columns.push_back(a.column);
+  std::sort(columns.begin(), columns.end());
+  Schema overlay_schema;
+  arrow::FieldVector overlay_fields;
+  for (int c : columns) {
+    const Field& field = dataset->manifest().schema.fields[static_cast<size_t>(c)];
+    if (HoldsStruct(field) || field.metadata.count("lance-encoding:blob")) {
+      return Status::NotImplemented("update --overlay of ", uri, ": column '", field.name,
+                                    "' holds a struct or blobs, which lance-cpp does not overlay");
+    }
+    overlay_schema.fields.push_back(field);
+    overlay_fields.push_back(schema->field(c));
+  }
+  auto overlay_arrow = arrow::schema(overlay_fields);
+  const auto& store = DatasetAccess::Store(*dataset);
+  ScanOptions scan;
+  scan.filter = predicate;
+  scan.with_row_address = true;
+  LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
+  // Per fragment: its matching physical offsets (ascending, as scanned) and
+  // the new values.
+  std::map<uint64_t, std::vector<uint32_t>> offsets;
+  std::map<uint64_t, std::vector<std::shared_ptr<arrow::RecordBatch>>> values;
+  uint64_t updated = 0;
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    LANCE_RETURN_NOT_OK(reader->ReadNext(&batch));
+    if (!batch) break;
+    if (batch->num_rows() == 0) continue;
+    LANCE_ASSIGN_OR_RAISE(auto rows, Apply(batch, assignments, schema));
+    std::vector<std::shared_ptr<arrow::Array>> picked;
+    for (int c : columns) picked.push_back(rows->column(c));
+    auto projected = arrow::RecordBatch::Make(overlay_arrow, rows->num_rows(), picked);
+    const auto& addrs = static_cast<const arrow::UInt64Array&>(*batch->GetColumnByName("_rowaddr"));
+    int64_t start = 0;
+    for (int64_t i = 0; i <= addrs.length(); ++i) {
+      if (i < addrs.length() && (addrs.Value(i) >> 32) == (addrs.Value(start) >> 32)) continue;
+      const uint64_t frag = addrs.Value(start) >> 32;
+      for (int64_t k = start; k < i; ++k) offsets[frag].push_back(static_cast<uint32_t>(addrs.Value(k)));
+      values[frag].push_back(projected->Slice(start, i - start));
+      start = i;
+    }
+    updated += static_cast<uint64_t>(batch->num_rows());
+  }
+  UpdateResult result;
+  result.num_rows_updated = updated;
+  if (offsets.empty()) {
+    // Nothing matched: nothing to overlay, and no new version.
+    result.version = dataset->version();
+    return result;
+  }
+  std::vector<std::unique_ptr<ops::FragmentWriter>> writers;
+  auto builder = dataset->NewDataOverlay();
+  builder.Options(options.retry);
+  auto written = [&]() -> Status {
+    for (auto& [frag, batches] : values) {
+      ops::FragmentWriterOptions writer_options;
+      writer_options.storage_version = storage_version;
+      writers.push_back(std::make_unique<ops::FragmentWriter>(*store, overlay_schema, std::move(writer_options)));
+      for (auto& b : batches) LANCE_RETURN_NOT_OK(writers.back()->Write(b));
+      LANCE_ASSIGN_OR_RAISE(auto fragments, writers.back()->Finish());
+      if (fragments.size() != 1 || fragments[0].files.size() != 1) {
+        return Status::Invalid("update --overlay of ", uri, ": the values of fragment ", frag,
+                               " did not fit one file");
+      }
+      builder.AddDense(frag, fragments[0].files[0], offsets[frag]);
+    }
+    return Status::OK();
+  }();
+  auto committed = written.ok() ? builder.Commit() : Result<std::shared_ptr<Dataset>>(written);
+  if (!committed.ok()) {
+    for (auto& w : writers) w->RemoveFiles();
+    return committed.status().WithMessage("update of ", uri, ": ", committed.status().message());
+  }
+  result.version = (*committed)->version();
+  return result;
+}
+
 }  // namespace
 
 // One attempt: rewrite on the dataset's version, commit on top of it.
@@ -184,6 +282,7 @@ Result<UpdateResult> ops::UpdateOnce(const std::shared_ptr<const Dataset>& datas
   }
   LANCE_ASSIGN_OR_RAISE(auto assignments, ParseAssignments(set, *schema, uri));
   LANCE_ASSIGN_OR_RAISE(auto storage_version, dataset->DataStorageVersion());
+  if (options.overlay) return UpdateAsOverlay(dataset, assignments, schema, predicate, storage_version, options);
   const bool stable = ops::UsesStableRowIds(*dataset);
   const bool blob_v2 = ops::HasBlobV2Columns(*dataset);
 

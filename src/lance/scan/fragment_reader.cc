@@ -148,6 +148,9 @@ Result<std::unique_ptr<FragmentReader>> FragmentReader::Open(const Dataset& data
       it->file_fields.push_back(*match);
     }
   }
+  std::vector<std::shared_ptr<arrow::DataType>> types;
+  for (const auto& f : out_fields) types.push_back(f->type());
+  LANCE_ASSIGN_OR_RAISE(reader->overlays_, OverlayResolver::Open(dataset, fragment, fields, types, pool));
   return reader;
 }
 
@@ -262,6 +265,7 @@ Result<std::shared_ptr<arrow::RecordBatch>> FragmentReader::Read(uint64_t offset
       columns[source.outputs[k]] = std::move(arrays[k]);
     }
   }
+  if (!overlays_->empty()) LANCE_RETURN_NOT_OK(overlays_->Apply(offset, count, offsets, &columns));
   return arrow::RecordBatch::Make(schema_, rows, columns);
 }
 

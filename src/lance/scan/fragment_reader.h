@@ -1,6 +1,8 @@
 // Reading the columns of one fragment: each top-level field comes from the
-// data file that holds it, or is all nulls when no file does. Data files stay
-// open across reads of the same fragment.
+// data file that holds it, or is all nulls when no file does, and the cells
+// its data overlay files cover take the overlay's values (scan/overlays.h),
+// so every read path (scan, take, filter, count, rewrites) sees them. Data
+// files stay open across reads of the same fragment.
 #pragma once
 
 #include <map>
@@ -13,6 +15,7 @@
 #include "lance/dataset.h"
 #include "lance/file/legacy/legacy_reader.h"
 #include "lance/file_reader.h"
+#include "lance/scan/overlays.h"
 #include "lance/status.h"
 
 namespace lance::scan {
@@ -70,6 +73,7 @@ class FragmentReader {
   arrow::MemoryPool* pool_ = nullptr;
   std::vector<Source> sources_;
   std::vector<size_t> null_fields_;
+  std::unique_ptr<OverlayResolver> overlays_;
 };
 
 }  // namespace lance::scan

@@ -1,5 +1,6 @@
 #include "lance/table/feature_flags.h"
 
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,8 +21,7 @@ Status RefuseUnsupported(bool reading, uint64_t flags, uint64_t supported) {
   }
   std::string why;
   if (unsupported & kFlagUnstableDataOverlayFiles) {
-    why = std::string("; lance-cpp does not ") + (reading ? "apply data overlay files on read" : "keep data overlay files") +
-          " yet, with or without " + kEnableDataOverlayFilesEnv;
+    why = std::string("; data overlay files are unstable: set ") + kEnableDataOverlayFilesEnv + " to opt in";
   }
   return Status::NotImplemented("this dataset cannot be ", reading ? "read" : "written",
                                 " by this version of lance-cpp: please upgrade lance-cpp (",
@@ -72,6 +72,12 @@ std::optional<StrayFile> FirstStrayFile(const Manifest& manifest) {
 
 }  // namespace
 
+bool DataOverlayFilesEnabled() { return std::getenv(kEnableDataOverlayFilesEnv) != nullptr; }
+
+uint64_t SupportedFlags() {
+  return kStableFlags | (DataOverlayFilesEnabled() ? kFlagUnstableDataOverlayFiles : 0);
+}
+
 const char* FlagName(uint64_t bit) {
   switch (bit) {
     case kFlagDeletionFiles: return "deletion files";
@@ -99,8 +105,8 @@ Status CheckPairedFlags(uint64_t reader_flags, uint64_t writer_flags) {
 
 Status CheckCanRead(const Manifest& manifest) {
   LANCE_RETURN_NOT_OK(CheckPairedFlags(manifest.reader_feature_flags, manifest.writer_feature_flags));
-  if (manifest.reader_feature_flags & ~kReadableFlags) {
-    return RefuseUnsupported(/*reading=*/true, manifest.reader_feature_flags, kReadableFlags);
+  if (manifest.reader_feature_flags & ~SupportedFlags()) {
+    return RefuseUnsupported(/*reading=*/true, manifest.reader_feature_flags, SupportedFlags());
   }
   return Status::OK();
 }
@@ -118,8 +124,8 @@ Status CheckDataFileVersions(const Manifest& manifest) {
 
 Status CheckCanWrite(const Manifest& manifest) {
   LANCE_RETURN_NOT_OK(CheckPairedFlags(manifest.reader_feature_flags, manifest.writer_feature_flags));
-  if (manifest.writer_feature_flags & ~kWritableFlags) {
-    return RefuseUnsupported(/*reading=*/false, manifest.writer_feature_flags, kWritableFlags);
+  if (manifest.writer_feature_flags & ~SupportedFlags()) {
+    return RefuseUnsupported(/*reading=*/false, manifest.writer_feature_flags, SupportedFlags());
   }
   return Status::OK();
 }
@@ -145,7 +151,7 @@ Result<FeatureFlags> ComputeFeatureFlags(const Manifest& manifest,
     any_deletions |= frag.deletion_file.has_value();
     any_row_ids |= frag.row_ids.present();
     all_row_ids &= frag.row_ids.present();
-    any_overlays |= frag.num_overlays > 0;
+    any_overlays |= !frag.overlays.empty();
   }
   auto both = [&](uint64_t bit) {
     flags.reader |= bit;

@@ -62,11 +62,15 @@ inline constexpr uint64_t kStickyPairedFlags = kFlagMixedDataFileVersions;
 //                         none to keep). Our commits write both and clear the
 //                         bit, as pylance's do, unless disable_transaction_file
 //                         is asked for: then inline only, with the bit set.
-//  64 data overlay files  REFUSED for read and write, whatever
-//                         LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES says:
-//                         overlays are not applied on read (a scan would
-//                         return stale base values) and the manifest model
-//                         does not keep them (a commit would drop them).
+//  64 data overlay files  only with LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES
+//                         set (any value), as pylance 14 release builds;
+//                         without it the bit is unknown ("upgrade").
+//                         read: every fragment read resolves the overlays
+//                         (scan/overlays.h), newest winning, deletions after.
+//                         write: overlays are kept in the fragment model and
+//                         carried by every commit that keeps a fragment;
+//                         rows rewritten elsewhere (update, merge-insert,
+//                         compaction) are read through them, so materialized.
 // 128 covered index meta  read: no query is answered from an index, so what
 //                         `fields` means to an index does not change a result.
 //                         write: indices are carried unchanged; rows are only
@@ -89,22 +93,27 @@ inline constexpr uint64_t kStickyPairedFlags = kFlagMixedDataFileVersions;
 // and a bit it cannot read would be lost when the flags are recomputed.
 // Tags and the version list interpret no content (a version number, the
 // timestamps and operation names), so no bit matters to them.
-/// The reader-flag bits lance-cpp can read.
-inline constexpr uint64_t kReadableFlags = kKnownFlags & ~kFlagUnstableDataOverlayFiles;
-/// The writer-flag bits lance-cpp can write.
-inline constexpr uint64_t kWritableFlags = kKnownFlags & ~kFlagUnstableDataOverlayFiles;
+/// The bits lance-cpp implements on both sides; bit 64 besides these only
+/// with the opt-in (SupportedFlags).
+inline constexpr uint64_t kStableFlags = kKnownFlags & ~kFlagUnstableDataOverlayFiles;
 
-/// pylance's opt-in for the unstable data-overlay-files bit. lance-cpp refuses
-/// the bit with or without it (named in the error so the user knows).
+/// pylance's opt-in for the unstable data-overlay-files bit: set (to any
+/// value, even empty), lance-cpp reads and writes datasets with overlays.
 inline constexpr const char* kEnableDataOverlayFilesEnv = "LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES";
+
+/// Whether the opt-in is set in this process's environment.
+bool DataOverlayFilesEnabled();
+/// The reader and writer bits accepted now: kStableFlags, plus bit 64 when
+/// DataOverlayFilesEnabled().
+uint64_t SupportedFlags();
 
 /// A readable name for one flag bit ("data overlay files"), or "unknown".
 const char* FlagName(uint64_t bit);
 
 /// Refuses a manifest whose paired bits are half set (corrupt) or whose reader
-/// flags hold a bit outside kReadableFlags ("upgrade", naming each bit).
+/// flags hold a bit outside SupportedFlags() ("upgrade", naming each bit).
 Status CheckCanRead(const Manifest& manifest);
-/// The same for writer flags and kWritableFlags, before any write.
+/// The same for writer flags, before any write.
 Status CheckCanWrite(const Manifest& manifest);
 /// Refuses, without bit 256, a v2 data file whose version is not the
 /// manifest's data storage version (or, with none recorded, the first v2

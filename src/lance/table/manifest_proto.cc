@@ -36,7 +36,64 @@ void DataFileToProto(const DataFile& file, pb::table::DataFile* proto) {
   if (file.base_id) proto->set_base_id(*file.base_id);
 }
 
+DataFile DataFileFromProto(const pb::table::DataFile& pf) {
+  DataFile file;
+  file.path = pf.path();
+  file.fields.assign(pf.fields().begin(), pf.fields().end());
+  file.column_indices.assign(pf.column_indices().begin(), pf.column_indices().end());
+  file.file_major_version = pf.file_major_version();
+  file.file_minor_version = pf.file_minor_version();
+  file.file_size_bytes = pf.file_size_bytes();
+  if (pf.has_base_id()) file.base_id = pf.base_id();
+  return file;
+}
+
 }  // namespace
+
+Result<DataOverlayFile> OverlayFromProto(const pb::table::DataOverlayFile& proto, const std::string& what,
+                                         uint64_t fragment_id) {
+  if (!proto.has_data_file()) {
+    return Status::Invalid(what, ": a data overlay file of fragment ", fragment_id, " is missing its data_file");
+  }
+  DataOverlayFile overlay;
+  overlay.data_file = DataFileFromProto(proto.data_file());
+  const std::string where = what + ": overlay " + overlay.data_file.path + " of fragment " + std::to_string(fragment_id);
+  switch (proto.coverage_case()) {
+    case pb::table::DataOverlayFile::kSharedOffsetBitmap:
+      LANCE_RETURN_NOT_OK(ValidatePortableRoaring(proto.shared_offset_bitmap(), where + " coverage"));
+      overlay.shared_offsets = proto.shared_offset_bitmap();
+      break;
+    case pb::table::DataOverlayFile::kFieldCoverage: {
+      const auto& bitmaps = proto.field_coverage().offset_bitmaps();
+      if (bitmaps.size() != static_cast<int>(overlay.data_file.fields.size())) {
+        return Status::Invalid(where, " has ", bitmaps.size(), " coverage bitmaps for ",
+                               overlay.data_file.fields.size(), " fields");
+      }
+      overlay.field_offsets.emplace();
+      for (const auto& b : bitmaps) {
+        LANCE_RETURN_NOT_OK(ValidatePortableRoaring(b, where + " coverage"));
+        overlay.field_offsets->push_back(b);
+      }
+      break;
+    }
+    default: return Status::Invalid(where, " is missing its coverage");
+  }
+  overlay.committed_version = proto.committed_version();
+  return overlay;
+}
+
+void OverlayToProto(const DataOverlayFile& overlay, pb::table::DataOverlayFile* proto) {
+  DataFileToProto(overlay.data_file, proto->mutable_data_file());
+  if (overlay.shared_offsets) {
+    proto->set_shared_offset_bitmap(*overlay.shared_offsets);
+  } else {
+    auto* fc = proto->mutable_field_coverage();
+    if (overlay.field_offsets) {
+      for (const auto& b : *overlay.field_offsets) fc->add_offset_bitmaps(b);
+    }
+  }
+  proto->set_committed_version(overlay.committed_version);
+}
 
 Result<::lance::Fragment> FragmentFromProto(const pb::table::DataFragment& proto,
                                             const std::string& what) {
@@ -92,7 +149,15 @@ Result<::lance::Fragment> FragmentFromProto(const pb::table::DataFragment& proto
       SequenceFromProto(proto.has_inline_created_at_versions(), proto.inline_created_at_versions(),
                         proto.has_external_created_at_versions(),
                         proto.external_created_at_versions()));
-  frag.num_overlays = static_cast<size_t>(proto.overlays_size());
+  for (const auto& po : proto.overlays()) {
+    LANCE_ASSIGN_OR_RAISE(auto overlay, OverlayFromProto(po, what, frag.id));
+    frag.overlays.push_back(std::move(overlay));
+  }
+  // Newest last, list order breaking ties, as the reference sorts on load.
+  std::stable_sort(frag.overlays.begin(), frag.overlays.end(),
+                   [](const DataOverlayFile& a, const DataOverlayFile& b) {
+                     return a.committed_version < b.committed_version;
+                   });
   return frag;
 }
 
@@ -126,6 +191,7 @@ void FragmentToProto(const ::lance::Fragment& frag, pb::table::DataFragment* pro
     proto->set_inline_created_at_versions(*frag.created_at_versions.inline_bytes);
   else if (frag.created_at_versions.external)
     set_external(*frag.created_at_versions.external, proto->mutable_external_created_at_versions());
+  for (const auto& overlay : frag.overlays) OverlayToProto(overlay, proto->add_overlays());
 }
 
 Result<Manifest> ManifestFromProto(const pb::table::Manifest& proto, const std::string& what) {

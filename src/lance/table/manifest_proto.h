@@ -20,6 +20,12 @@ Result<::lance::Fragment> FragmentFromProto(const pb::table::DataFragment& proto
                                             const std::string& what);
 void FragmentToProto(const ::lance::Fragment& fragment, pb::table::DataFragment* proto);
 
+/// One data overlay file of fragment `fragment_id`; its coverage bitmaps
+/// are validated and kept as stored.
+Result<DataOverlayFile> OverlayFromProto(const pb::table::DataOverlayFile& proto, const std::string& what,
+                                         uint64_t fragment_id);
+void OverlayToProto(const DataOverlayFile& overlay, pb::table::DataOverlayFile* proto);
+
 Result<IndexMetadata> IndexMetadataFromProto(const pb::table::IndexMetadata& proto,
                                              const std::string& what);
 void IndexMetadataToProto(const IndexMetadata& index, pb::table::IndexMetadata* proto);

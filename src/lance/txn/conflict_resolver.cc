@@ -708,6 +708,16 @@ OperationFacts FactsOf(const Operation& op) {
                         [&](const Project& p) {
                           f.kind = K::kProject;
                           f.may_alter_nullability = !p.preserves_nullability;
+                        },
+                        [&](const DataOverlay& d) {
+                          f.kind = K::kDataOverlay;
+                          for (const auto& g : d.groups) {
+                            std::vector<int32_t> fields;
+                            for (const auto& o : g.overlays) {
+                              fields.insert(fields.end(), o.data_file.fields.begin(), o.data_file.fields.end());
+                            }
+                            f.replaced_fields.emplace_back(g.fragment_id, std::move(fields));
+                          }
                         }},
              op);
   return f;

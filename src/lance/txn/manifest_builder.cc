@@ -1,4 +1,5 @@
 #include "lance/txn/manifest_builder.h"
+#include "lance/table/roaring_portable.h"
 
 #include <algorithm>
 #include <set>
@@ -173,7 +174,45 @@ uint64_t NextFragmentId(const Manifest& m) {
   return next;
 }
 
-// Replaces fragments by id; every one must exist in `m`.
+// The rows a DataOverlay group covers (any field) were last updated now:
+// their last_updated_at versions say so, as pylance 14 records them.
+Status StampOverlaidRows(const DataOverlayGroup& g, uint64_t version, Fragment* f) {
+  if (!f->last_updated_at_versions.present()) return Status::OK();
+  const std::string what = "fragment " + std::to_string(f->id) + " last_updated_at versions";
+  if (!f->last_updated_at_versions.inline_bytes) {
+    return Status::NotImplemented("cannot add data overlay files to fragment ", f->id,
+                                  ": its last_updated_at versions are in an external file, which lance-cpp "
+                                  "does not rewrite");
+  }
+  LANCE_ASSIGN_OR_RAISE(auto seq, table::RowVersionSequence::Parse(*f->last_updated_at_versions.inline_bytes, what));
+  std::vector<uint64_t> versions = seq.ToVector();
+  for (const auto& o : g.overlays) {
+    std::vector<const std::string*> bitmaps;
+    if (o.shared_offsets) bitmaps.push_back(&*o.shared_offsets);
+    if (o.field_offsets) {
+      for (const auto& b : *o.field_offsets) bitmaps.push_back(&b);
+    }
+    for (const std::string* b : bitmaps) {
+      LANCE_ASSIGN_OR_RAISE(auto offsets, table::DecodePortableRoaring(*b, "overlay " + o.data_file.path));
+      for (uint32_t off : offsets) {
+        if (off >= versions.size()) {
+          return Status::Invalid("data overlay file ", o.data_file.path, " covers row ", off, " of fragment ",
+                                 f->id, ", which has ", versions.size(), " rows");
+        }
+        versions[off] = version;
+      }
+    }
+  }
+  table::RowVersionSequence out;
+  for (uint64_t v : versions) out.Append(1, v);
+  f->last_updated_at_versions.inline_bytes = out.Serialize();
+  return Status::OK();
+}
+
+// Replaces fragments by id; every one must exist in `m`. The overlays stay
+// those of `m`: no lance-cpp writer changes a kept fragment's overlays, and
+// a DataOverlay committed since the writer read its fragments (compatible
+// with a delete) must not be lost.
 Status ReplaceFragments(Manifest* m, const std::vector<Fragment>& updated) {
   for (const auto& u : updated) {
     auto it = std::find_if(m->fragments.begin(), m->fragments.end(),
@@ -181,7 +220,9 @@ Status ReplaceFragments(Manifest* m, const std::vector<Fragment>& updated) {
     if (it == m->fragments.end()) {
       return CommitConflict("fragment " + std::to_string(u.id) + " to update is no longer in the dataset");
     }
+    std::vector<DataOverlayFile> overlays = std::move(it->overlays);
     *it = u;
+    it->overlays = std::move(overlays);
   }
   return Status::OK();
 }
@@ -494,6 +535,25 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
             m.schema.fields = op.schema.fields;
             DropDeadDataFiles(&m, &m.schema);
             RetainRelevantIndices(m.schema, &out.indices);
+            return Status::OK();
+          },
+          [&](const DataOverlay& op) -> Status {
+            if (!in.base) return Status::Invalid("cannot add data overlay files: the dataset does not exist");
+            m.version = version;
+            // Appended after the fragment's overlays (concurrent ones kept),
+            // stamped with this version: newer wins where coverages overlap.
+            for (const auto& g : op.groups) {
+              auto it = std::find_if(m.fragments.begin(), m.fragments.end(),
+                                     [&](const Fragment& f) { return f.id == g.fragment_id; });
+              if (it == m.fragments.end()) {
+                return Status::Invalid("DataOverlay targets fragment ", g.fragment_id, ", which does not exist");
+              }
+              for (DataOverlayFile o : g.overlays) {
+                o.committed_version = version;
+                it->overlays.push_back(std::move(o));
+              }
+              LANCE_RETURN_NOT_OK(StampOverlaidRows(g, version, &*it));
+            }
             return Status::OK();
           },
           [&](const Restore& op) -> Status {

@@ -119,8 +119,19 @@ struct Project {
   bool preserves_nullability = true;
 };
 
+/// Overlay files appended to fragments' overlays (feature bit 64), each
+/// group's in order (later ones newer); the commit stamps each with the
+/// version it produces. A fragment may be named by several groups.
+struct DataOverlayGroup {
+  uint64_t fragment_id = 0;
+  std::vector<DataOverlayFile> overlays;
+};
+struct DataOverlay {
+  std::vector<DataOverlayGroup> groups;
+};
+
 using Operation = std::variant<Append, Overwrite, Delete, Restore, Update, Rewrite, ReserveFragments,
-                               UpdateConfig, Clone, Merge, Project>;
+                               UpdateConfig, Clone, Merge, Project, DataOverlay>;
 
 /// The reference's name of the operation ("Append", "Overwrite", ...).
 const char* OperationName(const Operation& op);

@@ -43,7 +43,8 @@ const char* OperationName(const Operation& op) {
                                [](const UpdateConfig&) { return "UpdateConfig"; },
                                [](const Clone&) { return "Clone"; },
                                [](const Merge&) { return "Merge"; },
-                               [](const Project&) { return "Project"; }},
+                               [](const Project&) { return "Project"; },
+                               [](const DataOverlay&) { return "DataOverlay"; }},
                     op);
 }
 
@@ -172,6 +173,14 @@ std::string Transaction::Serialize() const {
             auto* p = proto.mutable_project();
             file::SchemaToProtoFields(op.schema, p->mutable_schema());
             p->set_preserves_nullability(op.preserves_nullability);
+          },
+          [&](const DataOverlay& op) {
+            auto* d = proto.mutable_data_overlay();
+            for (const auto& g : op.groups) {
+              auto* group = d->add_groups();
+              group->set_fragment_id(g.fragment_id);
+              for (const auto& o : g.overlays) table::OverlayToProto(o, group->add_overlays());
+            }
           }},
       operation);
   return proto.SerializeAsString();
