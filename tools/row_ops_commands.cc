@@ -18,7 +18,7 @@ constexpr const char* kMergeInsertUsage =
     "[--when-not-matched-insert-all] [--when-not-matched-by-source-delete [PRED]] [--max-retries N] "
     "[--retry-timeout SECONDS] [--disable-transaction-file] [--quiet]";
 constexpr const char* kCleanupUsage =
-    "lance-cpp cleanup URI --older-than DURATION [--delete-unverified] [--quiet]";
+    "lance-cpp cleanup URI --older-than DURATION [--delete-unverified] [--error-if-tagged-old-versions] [--quiet]";
 
 std::vector<std::string> SplitCommas(const std::string& s) {
   std::vector<std::string> out;
@@ -172,7 +172,8 @@ int RunMergeInsert(const std::vector<std::string>& argv) {
 
 int RunCleanup(const std::vector<std::string>& argv) {
   Args args;
-  if (auto err = ParseArgs(argv, {"--older-than"}, {"--delete-unverified", "--quiet"}, &args)) {
+  if (auto err = ParseArgs(argv, {"--older-than"}, {"--delete-unverified", "--error-if-tagged-old-versions", "--quiet"},
+                           &args)) {
     return ReportUsage(err->message, kCleanupUsage);
   }
   if (args.positional.size() != 1) return ReportUsage("cleanup takes exactly one URI", kCleanupUsage);
@@ -185,6 +186,9 @@ int RunCleanup(const std::vector<std::string>& argv) {
   ProgressBar bar(args.Has("--quiet"));
   CleanupOptions options;
   options.progress = bar.Callback();
+  // The CLI keeps tagged versions (and cleans the rest) unless asked to
+  // refuse as pylance's default does.
+  options.error_if_tagged_old_versions = args.Has("--error-if-tagged-old-versions");
   auto ds = OpenDataset(args.positional[0]);
   if (!ds.ok()) {
     bar.Clear();

@@ -113,6 +113,10 @@ struct CleanupOptions {
   /// known), then "removing" in files (manifests and files removed, total
   /// known); empty = no reports.
   ProgressCallback progress;
+  /// pylance's error_if_tagged_old_versions (default true): refuse, removing
+  /// nothing, when a tagged version is old enough to go; false keeps the
+  /// tagged versions and removes the rest.
+  bool error_if_tagged_old_versions = true;
 };
 
 /// Removes versions whose manifest is older than `older_than_seconds`

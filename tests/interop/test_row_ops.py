@@ -436,6 +436,28 @@ def test_bad_update_arguments(tmp_path, lance_cpp):
     assert len(lance.dataset(path).versions()) == 2
 
 
+def test_cleanup_error_if_tagged_old_versions(tmp_path, lance_cpp):
+    """pylance's default refusal when a tagged version is old enough to go:
+    the CLI's --error-if-tagged-old-versions refuses the same way, removing
+    nothing; without it the tagged version is kept and the rest cleaned."""
+    ours = tmp_path / "ours.lance"
+    for mode in ("create", "overwrite", "overwrite"):
+        lance.write_dataset(make_rows(range(10), 0), ours, mode=mode)
+    lance.dataset(ours).tags.create("t1", 1)
+    theirs = tmp_path / "theirs.lance"
+    shutil.copytree(ours, theirs)
+    with pytest.raises(OSError, match="t1"):
+        lance.dataset(theirs).cleanup_old_versions(older_than=timedelta(0))
+    before = file_set(ours)
+    proc = lance_cpp.run("cleanup", ours, "--older-than", "0", "--error-if-tagged-old-versions")
+    assert_clean_failure(proc, "tagged version", "t1 (version 1)")
+    assert file_set(ours) == before
+    lance_cpp.run_ok("cleanup", ours, "--older-than", "0")
+    lance.dataset(theirs).cleanup_old_versions(older_than=timedelta(0), error_if_tagged_old_versions=False)
+    assert [v["version"] for v in lance.dataset(ours).versions()] == [1, 3]
+    assert file_set(ours) == file_set(theirs)
+
+
 def file_set(path: Path) -> set:
     return {str(p.relative_to(path)) for p in path.rglob("*") if p.is_file()}
 

@@ -438,7 +438,19 @@ TEST_F(DatasetOpsTest, EveryOperationGoesThroughTheFilesystem) {
   step("restore");
   ASSERT_TRUE((*restored)->CreateTag("t", 1).ok());
   step("tag");
-  auto cleaned = (*restored)->CleanupOldVersions(0, /*delete_unverified=*/true);
+  // As pylance's default: a tagged old version makes the cleanup refuse,
+  // removing nothing.
+  const size_t versions_before = (*restored)->Versions()->size();
+  auto refused = (*restored)->CleanupOldVersions(0, /*delete_unverified=*/true);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("t (version 1)"), std::string::npos) << refused.status().ToString();
+  auto still = OpenDs();
+  ASSERT_TRUE(still.ok()) << still.status().ToString();
+  EXPECT_EQ((*still)->Versions()->size(), versions_before);
+  EXPECT_GT(versions_before, 2u);
+  CleanupOptions keep_tagged;
+  keep_tagged.error_if_tagged_old_versions = false;
+  auto cleaned = (*restored)->CleanupOldVersions(0, /*delete_unverified=*/true, keep_tagged);
   ASSERT_TRUE(cleaned.ok()) << cleaned.status().ToString();
   EXPECT_GT(cleaned->old_versions, 0u);
   // The files only the removed versions had, found by listing through it.

@@ -130,6 +130,7 @@ Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& roo
   CleanupPolicy policy;
   policy.before_timestamp_nanos = NowNanos() - older_than_seconds * kNanosPerSecond;
   policy.delete_unverified = delete_unverified;
+  policy.error_if_tagged_old_versions = options.error_if_tagged_old_versions;
   return CleanupWithPolicy(root, store, branch, policy, options);
 }
 
@@ -149,9 +150,11 @@ Result<CleanupResult> ops::CleanupWithPolicy(const std::shared_ptr<io::ObjectSto
   // version, so the files the branch shares with it stay).
   std::set<uint64_t> tagged;
   LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*root));
+  std::set<uint64_t> tag_versions;  // of these, the ones a tag names (pylance's error names only those)
   for (const auto& [name, tag] : tags) {
-    if (table::StandardizeBranch(tag.branch.value_or("")) == branch) tagged.insert(tag.version);
+    if (table::StandardizeBranch(tag.branch.value_or("")) == branch) tag_versions.insert(tag.version);
   }
+  tagged = tag_versions;
   LANCE_ASSIGN_OR_RAISE(auto branches, table::ListBranches(*root));
   std::vector<std::pair<uint64_t, std::string>> lineage;
   if (branch) {
@@ -180,7 +183,9 @@ Result<CleanupResult> ops::CleanupWithPolicy(const std::shared_ptr<io::ObjectSto
                               (!policy.before_version || location.version < *policy.before_version);
     const bool is_tagged = tagged.count(location.version) > 0;
     const bool keep = location.version >= latest || is_tagged || !should_clean;
-    if (is_tagged && location.version < latest && should_clean) tagged_old.insert(location.version);
+    if (tag_versions.count(location.version) && location.version < latest && should_clean) {
+      tagged_old.insert(location.version);
+    }
     LANCE_RETURN_NOT_OK(Collect(version.file, store, keep ? &kept : &verified));
     if (keep) {
       earliest_kept = earliest_kept ? std::min(*earliest_kept, timestamp) : timestamp;
@@ -193,7 +198,7 @@ Result<CleanupResult> ops::CleanupWithPolicy(const std::shared_ptr<io::ObjectSto
   if (policy.error_if_tagged_old_versions && !tagged_old.empty()) {
     std::string names;
     for (const auto& [name, tag] : tags) {
-      if (!tagged_old.count(tag.version)) continue;
+      if (!tagged_old.count(tag.version) || table::StandardizeBranch(tag.branch.value_or("")) != branch) continue;
       names += (names.empty() ? "" : ", ") + name + " (version " + std::to_string(tag.version) + ")";
     }
     return Status::Invalid("cleanup of ", uri, ": ", tagged_old.size(),
