@@ -222,7 +222,14 @@ class StructuralFieldEncoder : public FieldEncoder {
   Status FlushLeaf(size_t index, std::vector<EncodedPage>* pages) {
     auto& leaf = leaves_[index];
     if (leaf.rows == 0) return Status::OK();
-    LANCE_ASSIGN_OR_RAISE(std::shared_ptr<arrow::Array> values, ConcatenateValues(leaf.values));
+    // The cached chunks go as soon as they are joined: holding both doubled
+    // the column's cache at every flush.
+    std::shared_ptr<arrow::Array> values;
+    {
+      std::vector<std::shared_ptr<arrow::Array>> chunks = std::move(leaf.values);
+      leaf.values.clear();
+      LANCE_ASSIGN_OR_RAISE(values, ConcatenateValues(chunks));
+    }
     const auto& path = leaf.path;
     const bool has_rep = path.max_rep > 0;
     // Level index where each row starts (plus the end).
