@@ -1,4 +1,5 @@
 // lance-cpp: the command line (see shared/design/cli-contract.md).
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -48,7 +49,15 @@ constexpr const char* kUsage =
 
 }  // namespace
 
+// The allocator of the CLI process (a user's ARROW_DEFAULT_MEMORY_POOL
+// wins). Arrow's bundled mimalloc keeps the freed pages of every thread
+// mapped: compaction peaked ~45 MiB higher with it than with the system
+// allocator, at the same speed. (Pinning glibc's mmap threshold saved
+// another ~15 MiB but cost ~20% more time in page faults: not done.)
+void SetAllocatorPolicy() { setenv("ARROW_DEFAULT_MEMORY_POOL", "system", /*overwrite=*/0); }
+
 int main(int argc, char** argv) {
+  SetAllocatorPolicy();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return lance::cli::ReportUsage("no command given", kUsage);
   const std::string cmd = args.front();
