@@ -1,7 +1,11 @@
 // lance-cpp: the command line (see shared/design/cli-contract.md).
+#include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
+
+#include <arrow/memory_pool.h>
 
 #include "cli.h"
 
@@ -51,7 +55,20 @@ constexpr const char* kUsage =
 
 }  // namespace
 
+// The allocator of the CLI process (a user's ARROW_DEFAULT_MEMORY_POOL
+// wins). Arrow's default in the pyarrow wheel, mimalloc, keeps the freed
+// pages of every thread mapped: compaction of small fragments peaked at
+// ~175 MB with it, ~138 MB with jemalloc at the same speed, ~130 MB with
+// the system allocator but ~20% slower (page faults). jemalloc where Arrow
+// has it, else the system allocator.
+void SetAllocatorPolicy() {
+  const auto backends = arrow::SupportedMemoryBackendNames();
+  const bool jemalloc = std::find(backends.begin(), backends.end(), "jemalloc") != backends.end();
+  setenv("ARROW_DEFAULT_MEMORY_POOL", jemalloc ? "jemalloc" : "system", /*overwrite=*/0);
+}
+
 int main(int argc, char** argv) {
+  SetAllocatorPolicy();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return lance::cli::ReportUsage("no command given", kUsage);
   const std::string cmd = args.front();

@@ -199,7 +199,8 @@ struct PendingBatch {
   std::vector<std::shared_ptr<arrow::Array>> arrays;  // per field; empty for the flush
   std::vector<std::vector<file::EncodedPage>> pages;  // per field
   std::vector<Status> results;                        // per field
-  size_t remaining = 0;                               // fields not yet encoded (under Impl::mu)
+  std::vector<char> encoded;                          // per field: done (under Impl::mu)
+  size_t written = 0;                                 // fields whose pages are out (calling thread)
   uint64_t input_bytes = 0;                           // what the arrays reference
 };
 
@@ -371,7 +372,8 @@ struct FileWriter::Impl {
       if (!st.ok() && strand.failed.ok()) strand.failed = st;
       lock.lock();
       batch->results[i] = std::move(st);
-      if (--batch->remaining == 0) done.notify_all();
+      batch->encoded[i] = 1;
+      done.notify_all();
     }
     strand.running = false;
     done.notify_all();
@@ -381,7 +383,7 @@ struct FileWriter::Impl {
     const size_t n = encoders.size();
     batch->pages.resize(n);
     batch->results.resize(n);
-    batch->remaining = n;
+    batch->encoded.assign(n, 0);
     in_flight_bytes += batch->input_bytes;
     pending.push_back(batch);
     std::vector<size_t> start;
@@ -404,19 +406,28 @@ struct FileWriter::Impl {
   // Writes the pages of finished batches, oldest first; waits for the
   // oldest while more than the in-flight limit (everything, with `all`) is
   // queued. Returns the first error by batch, then by field.
+  // A field's pages go out (and are freed) as soon as it and the fields
+  // before it are encoded, not when the whole batch is: at the final flush
+  // every column's last pages would otherwise wait for the slowest one.
   Status WriteFinished(bool all) {
     while (!pending.empty()) {
       PendingBatch& front = *pending.front();
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        if (front.remaining > 0) {
-          if (!all && in_flight_bytes <= max_in_flight_bytes) return Status::OK();
-          done.wait(lock, [&] { return front.remaining == 0; });
+      const size_t n = front.pages.size();
+      while (front.written < n) {
+        const size_t i = front.written;
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          if (!front.encoded[i]) {
+            if (!all && in_flight_bytes <= max_in_flight_bytes) return Status::OK();
+            done.wait(lock, [&] { return front.encoded[i] != 0; });
+          }
         }
+        LANCE_RETURN_NOT_OK(front.results[i]);
+        LANCE_RETURN_NOT_OK(WritePages(front.pages[i]));
+        std::vector<file::EncodedPage>().swap(front.pages[i]);
+        ++front.written;
       }
       in_flight_bytes -= front.input_bytes;
-      for (const auto& st : front.results) LANCE_RETURN_NOT_OK(st);
-      for (auto& field_pages : front.pages) LANCE_RETURN_NOT_OK(WritePages(field_pages));
       pending.pop_front();
     }
     return Status::OK();

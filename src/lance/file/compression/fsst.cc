@@ -591,16 +591,23 @@ Result<std::pair<std::string, VariableValues>> FsstCompress(std::span<const uint
   VariableValues out;
   out.offsets.reserve(offsets.size());
   out.offsets.push_back(0);
-  // A code takes at most two bytes per input byte (an escaped literal).
+  // A code takes at most two bytes per input byte (an escaped literal), but
+  // the output is mostly far smaller: it grows as needed rather than taking
+  // (and touching) twice the page up front.
   const uint64_t values_bytes = offsets.back() - offsets.front();
-  out.data.resize(2 * values_bytes);
-  auto* begin = reinterpret_cast<uint8_t*>(out.data.data());
-  uint8_t* end = begin;
+  out.data.resize(static_cast<size_t>(values_bytes / 2 + 64));
+  size_t used = 0;
   for (size_t v = 0; v + 1 < offsets.size(); ++v) {
-    end = CompressValue(*st, bytes + offsets[v], offsets[v + 1] - offsets[v], end);
-    out.offsets.push_back(static_cast<uint64_t>(end - begin));
+    const uint64_t size = offsets[v + 1] - offsets[v];
+    if (out.data.size() - used < 2 * size) {
+      out.data.resize(std::max<size_t>(used + 2 * size, out.data.size() + out.data.size() / 2));
+    }
+    auto* begin = reinterpret_cast<uint8_t*>(out.data.data());
+    used = static_cast<size_t>(CompressValue(*st, bytes + offsets[v], size, begin + used) - begin);
+    out.offsets.push_back(used);
   }
-  out.data.resize(static_cast<size_t>(end - begin));
+  out.data.resize(used);
+  if (out.data.capacity() > used + used / 4 + 4096) out.data.shrink_to_fit();
   return std::make_pair(SerializeTable(st.get(), true), std::move(out));
 }
 

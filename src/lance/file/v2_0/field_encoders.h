@@ -30,6 +30,7 @@ class AccumulationQueue {
   std::optional<arrow::ArrayVector> Insert(std::shared_ptr<arrow::Array> array, uint64_t memory);
   /// Whatever is buffered, if anything.
   std::optional<arrow::ArrayVector> Flush();
+  bool empty() const { return arrays_.empty(); }
 
  private:
   uint64_t cache_bytes_;

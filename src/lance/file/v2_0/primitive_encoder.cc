@@ -20,7 +20,14 @@ class PrimitiveEncoder : public LegacyFieldEncoder {
                                           const std::shared_ptr<arrow::Array>& unsliced) override {
     const auto& counted = unsliced ? *unsliced : *array;
     buffer_bytes_[array.get()] = ArrayBufferSize(counted);
-    wholes_[array.get()] = unsliced ? unsliced : array;
+    // The unsliced array matters only to a page of this array alone: once a
+    // second one is buffered none is kept (each would keep a whole input
+    // batch alive, e.g. every column of an IPC record batch).
+    if (queue_.empty()) {
+      wholes_[array.get()] = unsliced ? unsliced : array;
+    } else {
+      wholes_.clear();
+    }
     auto arrays = queue_.Insert(array, ArrayMemorySize(counted));
     if (!arrays) return std::vector<EncodedPage>{};
     return Pages(std::move(*arrays));

@@ -55,7 +55,7 @@ Result<MiniCompressed> ChunkFixed(const PageValues& values) {
   const uint64_t n = values.num_values;
 
   std::vector<std::string> validity(values.fsl.size());
-  out.buffers.emplace_back(Bytes(values.data));
+  out.buffers.emplace_back(values.data);  // the values' buffer itself, not a copy
   uint64_t data_used = 0;
   for (uint64_t row = 0; row < n; row += per_chunk) {
     const uint64_t rows = std::min(per_chunk, n - row);
@@ -82,9 +82,9 @@ Result<MiniCompressed> ChunkFixed(const PageValues& values) {
     out.chunks.push_back(std::move(chunk));
   }
   // Buffers in chunk order: validity (outermost first), then data.
-  std::vector<std::string> ordered;
+  std::vector<MiniBuffer> ordered;
   for (size_t l = 0; l < values.fsl.size(); ++l) {
-    if (values.fsl[l].validity) ordered.push_back(std::move(validity[l]));
+    if (values.fsl[l].validity) ordered.emplace_back(std::move(validity[l]));
   }
   ordered.push_back(std::move(out.buffers[0]));
   out.buffers = std::move(ordered);
@@ -496,14 +496,14 @@ constexpr uint64_t kMinGeneralBufferBytes = 4 * 1024;
 
 Status WrapGeneral(MiniCompressed* compressed, comp::GeneralCodec codec, std::optional<int32_t> level) {
   if (compressed->buffers.empty() || compressed->buffers[0].size() < kMinGeneralBufferBytes) return Status::OK();
-  const std::string& first = compressed->buffers[0];
+  const std::string_view first = compressed->buffers[0].view();
   std::string out;
   std::vector<uint64_t> sizes;
   uint64_t offset = 0;
   for (const auto& chunk : compressed->chunks) {
     const uint64_t size = chunk.buffer_sizes[0];
     LANCE_ASSIGN_OR_RAISE(auto framed,
-                          comp::GeneralCompress(codec, std::string_view(first).substr(offset, size), level));
+                          comp::GeneralCompress(codec, first.substr(offset, size), level));
     sizes.push_back(framed.size());
     out += framed;
     offset += size;

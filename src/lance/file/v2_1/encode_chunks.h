@@ -5,9 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <arrow/buffer.h>
 
 #include "lance/file/v2_1/encode_values.h"
 #include "lance/file/version.h"
@@ -20,9 +24,24 @@ struct MiniChunk {
   std::vector<uint64_t> buffer_sizes;
 };
 
+// The bytes of one value buffer: built by a compressor, or an input buffer
+// taken as it is (plain fixed-width values, no copy of the page).
+struct MiniBuffer {
+  MiniBuffer(std::string bytes) : owned(std::move(bytes)) {}  // NOLINT: built from strings everywhere
+  explicit MiniBuffer(std::shared_ptr<arrow::Buffer> bytes) : shared(std::move(bytes)) {}
+  std::string_view view() const {
+    if (!shared) return owned;
+    return {reinterpret_cast<const char*>(shared->data()), static_cast<size_t>(shared->size())};
+  }
+  size_t size() const { return shared ? static_cast<size_t>(shared->size()) : owned.size(); }
+
+  std::string owned;
+  std::shared_ptr<arrow::Buffer> shared;
+};
+
 struct MiniCompressed {
   std::vector<MiniChunk> chunks;
-  std::vector<std::string> buffers;  // each chunk takes its sizes from these in turn
+  std::vector<MiniBuffer> buffers;  // each chunk takes its sizes from these in turn
   pb21::CompressiveEncoding encoding;
 };
 

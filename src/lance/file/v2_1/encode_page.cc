@@ -173,8 +173,16 @@ Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& leve
   // Serialize the chunks: u16 sizes, or u32 ones ("large chunks", 2.2)
   // when a chunk outgrows them.
   std::string data, meta_words;
+  // The page's size is known up to padding: reserving it spares the
+  // doubling growth (a transient of up to twice the page at every flush).
+  size_t data_bound = 0;
+  for (const auto& b : compressed.buffers) data_bound += b.size();
+  for (size_t c = 0; c < level_ranges.size(); ++c) data_bound += rep_chunks[c].size() + def_chunks[c].size();
+  data_bound += compressed.chunks.size() * (6 + 4 * compressed.buffers.size() +
+                                            kMiniBlockAlignment * (3 + compressed.buffers.size()));
   auto serialize = [&](bool large) -> bool {
     data.clear();
+    data.reserve(data_bound);
     meta_words.clear();
     std::vector<size_t> consumed(compressed.buffers.size(), 0);
     for (size_t c = 0; c < compressed.chunks.size(); ++c) {
@@ -202,7 +210,7 @@ Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& leve
         PadTo8(&data, kMiniBlockPad);
       }
       for (size_t b = 0; b < chunk.buffer_sizes.size(); ++b) {
-        data.append(compressed.buffers[b], consumed[b], chunk.buffer_sizes[b]);
+        data.append(compressed.buffers[b].view().substr(consumed[b], chunk.buffer_sizes[b]));
         consumed[b] += chunk.buffer_sizes[b];
         PadTo8(&data, kMiniBlockPad);
       }
@@ -235,6 +243,12 @@ Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& leve
     large = true;
     serialize(true);
   }
+  // The chunks are in `data` now.
+  const size_t num_value_buffers = compressed.buffers.size();
+  compressed.buffers.clear();
+  compressed.buffers.shrink_to_fit();
+  rep_chunks.clear();
+  def_chunks.clear();
 
   pb21::PageLayout layout;
   auto* mb = layout.mutable_mini_block_layout();
@@ -242,7 +256,7 @@ Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& leve
   if (has_def) *mb->mutable_def_compression() = def_compression.Encoding();
   *mb->mutable_value_compression() = compressed.encoding;
   SetLayers(levels.layers, mb->mutable_layers());
-  mb->set_num_buffers(compressed.buffers.size());
+  mb->set_num_buffers(num_value_buffers);
   mb->set_repetition_index_depth(has_rep ? 1 : 0);
   mb->set_num_items(values.num_values);
   if (large) mb->set_has_large_chunk(true);

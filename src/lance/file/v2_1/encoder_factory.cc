@@ -125,6 +125,9 @@ struct LeafColumn {
   LeafPath path;
   std::map<std::string, std::string> metadata;
   std::vector<uint16_t> rep, def;
+  // Def levels not yet in `def`, all 0, that come before it: a column
+  // without nulls buffers a count, not two bytes a value.
+  uint64_t zero_defs = 0;
   std::vector<bool> step_has_nulls;  // of the buffered rows
   std::vector<std::map<std::string, std::string>> packed_child_metadata;  // a packed struct's children
   std::vector<std::shared_ptr<arrow::Array>> values;
@@ -157,7 +160,12 @@ class StructuralFieldEncoder : public FieldEncoder {
         continue;
       }
       leaf.rep.insert(leaf.rep.end(), shredded->rep.begin(), shredded->rep.end());
-      leaf.def.insert(leaf.def.end(), shredded->def.begin(), shredded->def.end());
+      if (leaf.def.empty() && std::all_of(shredded->def.begin(), shredded->def.end(), [](uint16_t d) { return d == 0; })) {
+        leaf.zero_defs += shredded->def.size();
+      } else {
+        MaterializeZeroDefs(leaf);
+        leaf.def.insert(leaf.def.end(), shredded->def.begin(), shredded->def.end());
+      }
       leaf.step_has_nulls.resize(shredded->step_has_nulls.size(), false);
       for (size_t j = 0; j < shredded->step_has_nulls.size(); ++j) {
         if (shredded->step_has_nulls[j]) leaf.step_has_nulls[j] = true;
@@ -219,10 +227,24 @@ class StructuralFieldEncoder : public FieldEncoder {
     return st.WithMessage("encoding field '", name_, "': ", st.message());
   }
 
+  static void MaterializeZeroDefs(LeafColumn& leaf) {
+    if (leaf.zero_defs == 0) return;
+    leaf.def.insert(leaf.def.begin(), static_cast<size_t>(leaf.zero_defs), uint16_t{0});
+    leaf.zero_defs = 0;
+  }
+
   Status FlushLeaf(size_t index, std::vector<EncodedPage>* pages) {
     auto& leaf = leaves_[index];
     if (leaf.rows == 0) return Status::OK();
-    LANCE_ASSIGN_OR_RAISE(std::shared_ptr<arrow::Array> values, ConcatenateValues(leaf.values));
+    MaterializeZeroDefs(leaf);
+    // The cached chunks go as soon as they are joined: holding both doubled
+    // the column's cache at every flush.
+    std::shared_ptr<arrow::Array> values;
+    {
+      std::vector<std::shared_ptr<arrow::Array>> chunks = std::move(leaf.values);
+      leaf.values.clear();
+      LANCE_ASSIGN_OR_RAISE(values, ConcatenateValues(chunks));
+    }
     const auto& path = leaf.path;
     const bool has_rep = path.max_rep > 0;
     // Level index where each row starts (plus the end).
@@ -242,8 +264,14 @@ class StructuralFieldEncoder : public FieldEncoder {
       const uint64_t rows = std::min(rows_per_page, leaf.rows - row);
       const size_t ls = row_start[row], le = row_start[row + rows];
       v2_1::LeafPageInput input;
-      if (has_rep) input.rep.assign(leaf.rep.begin() + ls, leaf.rep.begin() + le);
-      input.def.assign(leaf.def.begin() + ls, leaf.def.begin() + le);
+      // A page of all the buffered rows takes the levels (no copy).
+      if (ls == 0 && le == leaf.def.size()) {
+        if (has_rep) input.rep = std::move(leaf.rep);
+        input.def = std::move(leaf.def);
+      } else {
+        if (has_rep) input.rep.assign(leaf.rep.begin() + ls, leaf.rep.begin() + le);
+        input.def.assign(leaf.def.begin() + ls, leaf.def.begin() + le);
+      }
       uint64_t visible = 0;
       for (uint16_t d : input.def) visible += d <= path.max_visible_def ? 1 : 0;
       input.values = values->Slice(static_cast<int64_t>(value_pos), static_cast<int64_t>(visible));
@@ -265,6 +293,7 @@ class StructuralFieldEncoder : public FieldEncoder {
     leaf.cache_bytes = 0;
     leaf.rep.clear();
     leaf.def.clear();
+    leaf.zero_defs = 0;
     leaf.step_has_nulls.clear();
     leaf.values.clear();
     return Status::OK();
