@@ -159,8 +159,10 @@ bool ShouldDictionaryEncode(const PageValues& values, FileVersion version, const
   if (variable) {
     const uint64_t offset_bytes = values.bits_per_offset / 8;
     data_size = values.offsets.back() + (n + 1) * offset_bytes;
-    const uint64_t avg = data_size / n;
-    estimate = [=](uint64_t cardinality) { return cardinality * avg + cardinality * offset_bytes + n * offset_bytes; };
+    // As pylance 14 estimates it: the average value length counts the bytes
+    // only, and the indices are 32-bit whatever the offset width.
+    const uint64_t avg = values.offsets.back() / n;
+    estimate = [=](uint64_t cardinality) { return cardinality * avg + cardinality * offset_bytes + n * 4; };
   } else {
     const uint64_t width = values.bits_per_value / 8;
     data_size = n * width;
