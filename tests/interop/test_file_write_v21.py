@@ -361,6 +361,74 @@ def test_same_bytes_as_pylance(tmp_path, version, which):
     assert out.read_bytes() == ref.read_bytes()
 
 
+# Runs, constant and all-zero columns, single-column tables of 1000-5000
+# rows: pylance 14 run-length encodes runs (run count below half the
+# values) but bitpacks a page whose values are all zero (dictionary
+# indices of a one-value column included), and dictionary-encodes strings
+# when items (average length, unrounded) + offsets + 32-bit indices stay
+# below 0.8 of the raw size (bytes + one offset per value).
+def _uneven_strings(n, k):
+    pool = ["abcdefghijklm"[: 1 + (j * 5) % 9] + "z" * (j % 2) + str(j) for j in range(k)]
+    return [pool[i % k] for i in range(n)]
+
+
+def _same_bytes_cases():
+    def runs(dt, k, rl, conv=int):
+        return pa.array([conv(i) for i in range(k) for _ in range(rl)], dt)
+    s4 = [f"{i % 250:04d}" for i in range(1000)]  # 250 distinct: dictionary by the new estimate
+    return {
+        "const_str_x": pa.array(["x"] * 1000),
+        "const_str_hello": pa.array(["hello"] * 1000),
+        "const_large_str_x": pa.array(["x"] * 1000, pa.large_string()),
+        "const_large_str_empty": pa.array([""] * 5000, pa.large_string()),
+        "const_binary": pa.array([b"hello"] * 5000, pa.binary()),
+        "const_str_nulls": pa.array(["x", None] * 500),
+        "const_str_one_null": pa.array(["aaaa"] * 999 + [None]),
+        "str_250_of_1000": pa.array(s4),
+        "large_str_250_of_1000": pa.array(s4, pa.large_string()),
+        # at the 0.8 boundary: 299 distinct passes, 300 does not (raw size
+        # counts n offsets, not n + 1)
+        "str_299_of_1000": pa.array([f"{i % 299:04d}" for i in range(1000)]),
+        "str_300_of_1000": pa.array([f"{i % 300:04d}" for i in range(1000)]),
+        # uneven lengths: the average length is not rounded
+        "str_uneven_952_of_2000": pa.array(_uneven_strings(2000, 952)),  # 0.8004: no dictionary
+        "str_uneven_930_of_2000": pa.array(_uneven_strings(2000, 930)),
+        "fixed16_const": pa.array([b"0123456789abcdef"] * 1000, pa.binary(16)),
+        "runs_i32_500": runs(pa.int32(), 4, 500),
+        "runs_i64_500": runs(pa.int64(), 8, 500),
+        "runs_f64_500": runs(pa.float64(), 8, 500, float),
+        "runs_u8_1000": runs(pa.uint8(), 3, 1000),
+        "zeros_i32": pa.array([0] * 1000, pa.int32()),
+        "zeros_i8": pa.array([0] * 1000, pa.int8()),
+        "zeros_u16": pa.array([0] * 5000, pa.uint16()),
+        "zeros_f64": pa.array([0.0] * 1000, pa.float64()),
+        "zeros_i32_null": pa.array([0] * 999 + [None], pa.int32()),
+        "zeros_then_ones": pa.array([0] * 3000 + [1] * 10, pa.int32()),
+        "sevens_i32": pa.array([7] * 1000, pa.int32()),
+        "const_i64": pa.array([7] * 1000, pa.int64()),
+        "short_runs_i64": runs(pa.int64(), 500, 2),  # 500 runs of 1000: not RLE
+        "short_runs_i32": runs(pa.int32(), 400, 3),
+    }
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("which", sorted(_same_bytes_cases()))
+@pytest.mark.parametrize("batches", [1, 3])
+def test_same_bytes_runs_and_constants(tmp_path, version, which, batches):
+    arr = _same_bytes_cases()[which]
+    table = pa.table({"a": arr})
+    rows = -(-len(arr) // batches)
+    out = _lance_cpp_write(tmp_path, table, version, rows)
+    ref = tmp_path / f"py-{version}.lance"
+    with LanceFileWriter(str(ref), table.schema, version=version) as w:
+        for b in table.to_batches(max_chunksize=rows):
+            w.write_batch(b)
+    assert out.read_bytes() == ref.read_bytes()
+    # and the values come back through pylance
+    got = LanceFileReader(str(out)).read_all().to_table()
+    assert got.column("a").combine_chunks().equals(arr)
+
+
 # --------------------------------------------------------------------------
 # Blob columns (lance-encoding:blob on a large_binary field): values out of
 # line, a BlobLayout page of {position, size} descriptions.

@@ -154,21 +154,27 @@ bool ShouldDictionaryEncode(const PageValues& values, FileVersion version, const
   const bool variable = values.kind == PageValues::Kind::kVariable;
   if (!variable && !DictionaryEligibleWidth(values, version)) return false;
   const uint64_t n = values.num_values;
-  uint64_t data_size;
-  std::function<uint64_t(uint64_t)> estimate;
+  double data_size;
+  std::function<double(uint64_t)> estimate;
   if (variable) {
-    const uint64_t offset_bytes = values.bits_per_offset / 8;
-    data_size = values.offsets.back() + (n + 1) * offset_bytes;
-    const uint64_t avg = data_size / n;
-    estimate = [=](uint64_t cardinality) { return cardinality * avg + cardinality * offset_bytes + n * offset_bytes; };
+    // As pylance 14 decides it (measured against its writer): the raw size
+    // counts one offset per value, the average value length is the bytes
+    // alone (not rounded), and the indices are 32-bit whatever the offset width.
+    const double offset_bytes = static_cast<double>(values.bits_per_offset / 8);
+    const double bytes = static_cast<double>(values.offsets.back());
+    data_size = bytes + static_cast<double>(n) * offset_bytes;
+    const double avg = bytes / static_cast<double>(n);
+    estimate = [=](uint64_t cardinality) {
+      const double c = static_cast<double>(cardinality);
+      return c * avg + c * offset_bytes + static_cast<double>(n) * 4.0;
+    };
   } else {
     const uint64_t width = values.bits_per_value / 8;
-    data_size = n * width;
-    estimate = [=](uint64_t cardinality) { return cardinality * width + n * 4; };
+    data_size = static_cast<double>(n * width);
+    estimate = [=](uint64_t cardinality) { return static_cast<double>(cardinality * width + n * 4); };
   }
   auto passes = [&](uint64_t cardinality) {
-    return data_size > 0 &&
-           static_cast<double>(estimate(cardinality)) / static_cast<double>(data_size) < params.dict_size_ratio;
+    return data_size > 0 && estimate(cardinality) / data_size < params.dict_size_ratio;
   };
   // The estimate grows with the cardinality: find the most distinct values
   // that still pass, and count only that far.

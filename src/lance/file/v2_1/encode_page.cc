@@ -58,6 +58,17 @@ PageData MakePage(const pb21::PageLayout& layout, uint64_t num_rows, uint64_t fi
   return page;
 }
 
+// Whether every byte of the fixed-width values is zero.
+bool AllBytesZero(const PageValues& values) {
+  if (!values.data) return true;
+  const uint64_t bytes = (values.num_values * values.bits_per_value + 7) / 8;
+  const uint8_t* d = values.data->data();
+  for (uint64_t i = 0; i < bytes; ++i) {
+    if (d[i] != 0) return false;
+  }
+  return true;
+}
+
 Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& levels, const PageValues& values,
                                  uint64_t num_rows, uint64_t first_row, FileVersion version,
                                  const CompressionParams& params, std::optional<DictionaryPage> dictionary) {
@@ -82,7 +93,9 @@ Result<PageData> EncodeMiniBlock(const LeafPath& path, const CompactLevels& leve
       packed->encoding = std::move(e);
     }
     if (!packed && compress && UseByteStreamSplit(values, params)) packed = ByteStreamSplitChunks(values);
-    if (compress && !packed) packed = TryRle(values, params.rle_threshold);
+    // pylance 14 never run-length encodes a page whose values are all zero
+    // (bit width 0): it bitpacks it, even when the run count passes.
+    if (compress && !packed && !AllBytesZero(values)) packed = TryRle(values, params.rle_threshold);
     if (compress && !packed) {
       LANCE_ASSIGN_OR_RAISE(packed, TryInlineBitpacking(values));
     }
