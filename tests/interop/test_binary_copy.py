@@ -238,10 +238,6 @@ def test_try_binary_copy_with_deletions(tmp_path, lance_cpp, version, stable):
     assert len(lance.dataset(ours).get_fragments()) < len(SIZES)
 
 
-@pytest.mark.xfail(strict=True, reason="the re-encode path (RechunkRowIdentity, not binary copy; reencode mode "
-                   "too) re-compresses the live row ids and versions of a task as one sequence, where pylance 14 "
-                   "masks each old fragment's segments and runs and concatenates them: the same values per row, "
-                   "another encoding")
 def test_reencoded_sequences_encoded_as_pylance(tmp_path, lance_cpp):
     ours, theirs = with_deletions(tmp_path, "2.1", True)
     compact_both(lance_cpp, ours, theirs, "reencode", 100)
