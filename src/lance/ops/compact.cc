@@ -371,6 +371,7 @@ Status RechunkRowIdentity(const Dataset& dataset, const std::vector<Fragment>& o
     if (!deleted.empty() && deleted.back() >= physical) {
       return Status::Invalid("deletion file of ", what, " deletes row ", deleted.back(), " of ", physical);
     }
+    ids.CoalesceRanges();
     ids.Mask(deleted);
     created.Mask(deleted);
     updated.Mask(deleted);

@@ -462,6 +462,25 @@ void RowIdSequence::Mask(const std::vector<uint32_t>& positions) {
   std::erase_if(segments_, [](const U64Segment& s) { return s.Length() == 0; });
 }
 
+void RowIdSequence::CoalesceRanges() {
+  std::vector<U64Segment> out;
+  out.reserve(segments_.size());
+  for (size_t i = 0; i < segments_.size();) {
+    size_t j = i;
+    while (j < segments_.size() && segments_[j].kind == U64Segment::Kind::kRange) ++j;
+    if (j - i >= 2) {
+      std::vector<uint64_t> values;
+      for (size_t k = i; k < j; ++k) segments_[k].AppendTo(&values);
+      out.push_back(U64Segment::FromValues(values));
+      i = j;
+    } else {
+      out.push_back(std::move(segments_[i]));
+      ++i;
+    }
+  }
+  segments_ = std::move(out);
+}
+
 std::string RowIdSequence::Serialize() const {
   pbt::RowIdSequence pb;
   for (const auto& segment : segments_) EncodeSegment(segment, pb.add_segments());

@@ -62,6 +62,11 @@ class RowIdSequence {
   /// Removes the rows at `positions` (ascending physical offsets) from each
   /// segment, dropping the segments left empty (RowIdSequence::mask).
   void Mask(const std::vector<uint32_t>& positions);
+  /// Re-encodes each run of two or more consecutive Range segments as one
+  /// segment of their values (U64Segment::FromValues). pylance 14's
+  /// compaction does so with each old fragment's sequence (observed on its
+  /// output; the reference source read re-encodes segment by segment).
+  void CoalesceRanges();
 
   const std::vector<U64Segment>& segments() const { return segments_; }
   uint64_t Length() const;
