@@ -261,6 +261,10 @@ Result<std::string> SequenceBytes(const io::ObjectStore& store, const SequenceRe
 
 }  // namespace
 
+Result<std::string> DatasetAccess::SequenceBytes(const Dataset& dataset, const SequenceRef& ref) {
+  return lance::SequenceBytes(*dataset.impl_->store, ref);
+}
+
 Result<std::optional<std::vector<uint64_t>>> Dataset::RowCreatedAtVersions(const Fragment& fragment) const {
   if (!fragment.created_at_versions.present()) return std::nullopt;
   const std::string what = "created-at versions of fragment " + std::to_string(fragment.id) + " in " + uri();

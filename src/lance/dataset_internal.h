@@ -19,6 +19,8 @@ struct DatasetAccess {
   static const std::shared_ptr<io::ObjectStore>& RootStore(const Dataset& dataset);
   static const table::ManifestLocation& Location(const Dataset& dataset);
   static const table::ManifestFile& File(const Dataset& dataset);
+  /// The bytes of a fragment's inline or external row id / version sequence.
+  static Result<std::string> SequenceBytes(const Dataset& dataset, const SequenceRef& ref);
   /// Dataset::Open on an already opened store (the dataset root).
   static Result<std::shared_ptr<Dataset>> Open(std::shared_ptr<io::ObjectStore> store, const OpenOptions& options);
 };

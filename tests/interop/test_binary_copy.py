@@ -228,20 +228,15 @@ def with_deletions(tmp_path: Path, version: str, stable: bool) -> tuple:
 @pytest.mark.parametrize("stable", [False, True], ids=["addr", "stable"])
 @pytest.mark.parametrize("version", VERSIONS)
 def test_try_binary_copy_with_deletions(tmp_path, lance_cpp, version, stable):
-    """Tasks with deletions are re-encoded, the others copied, in one commit.
-    With stable row ids the sequences of the re-encoded fragments are
-    compared by value: see the test below."""
+    """Tasks with deletions are re-encoded, the others copied, in one commit;
+    with stable row ids the sequences too are as pylance encodes them."""
     ours, theirs = with_deletions(tmp_path, version, stable)
-    compact_both(lance_cpp, ours, theirs, "try_binary_copy", 100, sequences=not stable)
+    compact_both(lance_cpp, ours, theirs, "try_binary_copy", 100)
     # Tasks without deletions were copied: their new files hold the input
     # pages as they were (as many pages as the inputs had).
     assert len(lance.dataset(ours).get_fragments()) < len(SIZES)
 
 
-@pytest.mark.xfail(strict=True, reason="the re-encode path (RechunkRowIdentity, not binary copy; reencode mode "
-                   "too) re-compresses the live row ids and versions of a task as one sequence, where pylance 14 "
-                   "masks each old fragment's segments and runs and concatenates them: the same values per row, "
-                   "another encoding")
 def test_reencoded_sequences_encoded_as_pylance(tmp_path, lance_cpp):
     ours, theirs = with_deletions(tmp_path, "2.1", True)
     compact_both(lance_cpp, ours, theirs, "reencode", 100)
@@ -309,3 +304,55 @@ def test_binary_copy_ignores_max_bytes_per_file(tmp_path, lance_cpp):
     assert [f.metadata.physical_rows for f in lance.dataset(ours).get_fragments()] == [300]
     problems = compare_commits(ours, theirs, base_listing, kept)
     assert not problems, "\n".join(problems)
+
+
+def _merge_reversed(path: Path, ids: list) -> None:
+    """Rows updated through merge_insert from a source in descending id
+    order: pylance writes their row ids as one-row Range segments."""
+    src = rows(0, max(ids) + 1).take(sorted(ids, reverse=True))
+    src = src.set_column(src.schema.get_field_index("f"), "f", pa.array([-1.0] * len(ids), pa.float64()))
+    lance.dataset(path).merge_insert("id").when_matched_update_all().execute(src)
+
+
+SEQUENCE_CASES = {
+    # The first and last row of old segments deleted.
+    "segment-edges": ([30, 30, 30, 30], 100, ["id = 0", "id = 29", "id = 30", "id = 59 or id = 119"]),
+    # A whole old fragment deleted, another all but one row.
+    "whole-fragments": ([30, 30, 30, 30], 100, ["id >= 30 and id < 60", "id >= 60 and id < 89"]),
+    # Updated rows: row ids with holes (bitmaps, sorted arrays), version
+    # runs of several versions, then masked.
+    "range-and-array": ([40, 40, 40], 200, ["update:id % 5 = 0", "merge:3,17,50,41,90", "id = 10 or id = 41",
+                                            "id = 64"]),
+    # The one-row Range segments merge_insert writes, none deleted: pylance
+    # re-encodes consecutive Range segments of an old fragment as one.
+    "range-runs": ([40, 40, 40], 200, ["update:id % 5 = 0", "merge:3,17,50,41,90", "id = 64"]),
+    # One task cut into several new fragments across old segments.
+    "several-new": ([25] * 8, 60, ["id % 9 = 4", "id >= 70 and id < 80"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SEQUENCE_CASES))
+def test_reencoded_sequences_cases(tmp_path, lance_cpp, case):
+    """The row id and version sequences of compacted fragments, byte for
+    byte as pylance encodes them, on copies of the same dataset; compacted
+    twice, so spans left with holes by the first are masked again."""
+    _sequence_case(tmp_path, lance_cpp, *SEQUENCE_CASES[case])
+
+
+def _sequence_case(tmp_path, lance_cpp, sizes, target, steps):
+    ours, theirs = tmp_path / "ours.lance", tmp_path / "theirs.lance"
+    build(ours, sizes, "2.1", True)
+    for step in steps:
+        if step.startswith("update:"):
+            lance.dataset(ours).update({"f": "f + 1000"}, where=step[len("update:"):])
+        elif step.startswith("merge:"):
+            _merge_reversed(ours, [int(x) for x in step[len("merge:"):].split(",")])
+        else:
+            lance.dataset(ours).delete(step)
+    shutil.copytree(ours, theirs)
+    compact_both(lance_cpp, ours, theirs, "reencode", target)
+    # Again after deleting from the compacted fragments, on fresh copies.
+    lance.dataset(ours).delete("id % 3 = 2")
+    shutil.rmtree(theirs)
+    shutil.copytree(ours, theirs)
+    compact_both(lance_cpp, ours, theirs, "reencode", target)

@@ -601,3 +601,79 @@ TEST(RowVersionSequenceTest, AppendKeepsRunsMaximal) {
   EXPECT_EQ(seq.Length(), 8u);
   EXPECT_EQ(seq.ToVector(), (std::vector<uint64_t>{3, 3, 3, 5, 5, 5, 5, 3}));
 }
+
+namespace lance::table {
+namespace {
+
+U64Segment Seg(const std::vector<uint64_t>& values) { return U64Segment::FromValues(values); }
+
+TEST(RowIdSequenceMask, MasksEachSegmentAndDropsEmptyOnes) {
+  RowIdSequence seq({Seg({0, 1, 2, 3}), Seg({10}), Seg({9, 5, 7})});
+  seq.Mask({0, 3, 4, 6});  // first and last of segment 0, all of segment 1, one of the array
+  ASSERT_EQ(seq.segments().size(), 2u);
+  EXPECT_EQ(seq.segments()[0].kind, U64Segment::Kind::kRange);
+  EXPECT_EQ(seq.segments()[0].start, 1u);
+  EXPECT_EQ(seq.segments()[0].end, 3u);
+  // An Array stays an Array even when what is left is sorted.
+  EXPECT_EQ(seq.segments()[1].kind, U64Segment::Kind::kArray);
+  EXPECT_EQ(seq.ToVector(), (std::vector<uint64_t>{1, 2, 9, 7}));
+}
+
+TEST(RowIdSequenceMask, SliceReencodes) {
+  const U64Segment array = Seg({9, 5, 6, 7});
+  const U64Segment tail = array.Slice(1, 3);
+  EXPECT_EQ(tail.kind, U64Segment::Kind::kRange);
+  EXPECT_EQ(tail.start, 5u);
+  EXPECT_EQ(tail.end, 8u);
+}
+
+TEST(RowIdSequenceMask, CoalescesRunsOfRanges) {
+  RowIdSequence seq({Seg({3}), Seg({17}), Seg({41}), Seg({100, 102}), Seg({200}), Seg({300})});
+  seq.CoalesceRanges();
+  ASSERT_EQ(seq.segments().size(), 3u);
+  EXPECT_EQ(seq.segments()[0].kind, U64Segment::Kind::kRangeWithBitmap);  // 3, 17, 41
+  EXPECT_EQ(seq.segments()[1].kind, U64Segment::Kind::kRangeWithBitmap);  // not a Range: kept
+  EXPECT_EQ(seq.segments()[2].kind, U64Segment::Kind::kSortedArray);      // 200, 300
+  EXPECT_EQ(seq.ToVector(), (std::vector<uint64_t>{3, 17, 41, 100, 102, 200, 300}));
+}
+
+TEST(RowVersionSequenceMask, SpansKeepOldPositions) {
+  RowVersionSequence seq({{4, 1}, {3, 2}});
+  seq.Mask({1, 4});
+  ASSERT_EQ(seq.runs().size(), 2u);
+  EXPECT_EQ(seq.ToVector(), (std::vector<uint64_t>{1, 1, 1, 2, 2}));
+  // Run 0 covers positions 0, 2, 3; run 1 positions 5, 6 (not 3..5).
+  auto parsed = RowVersionSequence::Parse(seq.Serialize(), "test");
+  ASSERT_TRUE(parsed.ok());
+  ASSERT_TRUE(parsed->runs()[1].span.has_value());
+  EXPECT_EQ(parsed->runs()[1].span->kind, U64Segment::Kind::kRange);
+  EXPECT_EQ(parsed->runs()[1].span->start, 5u);
+  std::vector<uint64_t> positions;
+  parsed->runs()[0].span->AppendTo(&positions);
+  EXPECT_EQ(positions, (std::vector<uint64_t>{0, 2, 3}));
+}
+
+TEST(SequenceRechunker, CutsPiecesAtChunkBoundaries) {
+  SequenceRechunker rechunker({3, 4});
+  std::vector<RowIdSequence> ids;
+  std::vector<RowVersionSequence> created, updated;
+  RowIdSequence a({Seg({0, 1}), Seg({5, 6})});
+  RowVersionSequence va({{4, 1}});
+  ASSERT_TRUE(rechunker.Push(a, va, va, &ids, &created, &updated).ok());
+  ASSERT_EQ(ids.size(), 1u);  // [0, 1] + [5]: the second segment cut
+  EXPECT_EQ(ids[0].segments().size(), 2u);
+  EXPECT_EQ(created[0].runs().size(), 1u);
+  RowIdSequence b({Seg({7, 8, 9})});
+  RowVersionSequence vb({{3, 2}});
+  ASSERT_TRUE(rechunker.Push(b, vb, vb, &ids, &created, &updated).ok());
+  ASSERT_EQ(ids.size(), 2u);
+  // [6] and [7, 8, 9] join into one Range; the version runs stay apart.
+  ASSERT_EQ(ids[1].segments().size(), 1u);
+  EXPECT_EQ(ids[1].ToVector(), (std::vector<uint64_t>{6, 7, 8, 9}));
+  EXPECT_EQ(created[1].runs().size(), 2u);
+  EXPECT_TRUE(rechunker.finished());
+  EXPECT_FALSE(rechunker.Push(b, vb, vb, &ids, &created, &updated).ok());  // more rows than chunks
+}
+
+}  // namespace
+}  // namespace lance::table

@@ -327,85 +327,71 @@ Status CheckNoIndexCovers(const Dataset& dataset, const std::vector<uint64_t>& f
   return Status::OK();
 }
 
-// Appends the runs of `versions` (one per physical row) for the rows not in
-// `deleted` (ascending) to `out`.
-void AppendLiveRuns(const std::vector<uint64_t>& versions, const std::vector<uint32_t>& deleted,
-                    std::vector<uint64_t>* out) {
-  auto d = deleted.begin();
-  for (uint64_t i = 0; i < versions.size(); ++i) {
-    if (d != deleted.end() && *d == i) {
-      ++d;
-      continue;
-    }
-    out->push_back(versions[i]);
-  }
-}
-
-std::string RunsOf(const std::vector<uint64_t>& versions, size_t from, size_t count) {
-  table::RowVersionSequence seq;
-  for (size_t i = from; i < from + count; ++i) seq.Append(1, versions[i]);
-  return seq.Serialize();
-}
-
-// With stable row ids the rows keep their ids: the old fragments' row ids,
-// created_at and last_updated_at versions, less the deleted rows, re-chunked
-// to the new fragments' sizes (the reference's rechunk_stable_row_ids and
-// recalc_versions_for_rewritten_fragments; rows without lineage count as
-// created in version 1, last updated when created). One old fragment and
-// one new fragment's worth of ids in memory at a time.
+// With stable row ids the rows keep their ids: each old fragment's row id
+// segments and created_at / last_updated_at runs, less the deleted rows, cut
+// at the new fragments' boundaries (the reference's rechunk_stable_row_ids
+// and recalc_versions_for_rewritten_fragments, so the encodings match its:
+// pieces re-encoded, spans keeping the old positions; rows without lineage
+// count as created in version 1, last updated when created). One old
+// fragment and one new fragment's sequences in memory at a time.
 Status RechunkRowIdentity(const Dataset& dataset, const std::vector<Fragment>& old_fragments,
                           std::vector<Fragment>* new_fragments) {
-  std::vector<uint64_t> ids, created, updated;  // live rows not yet given to a new fragment
-  size_t consumed = 0;                          // of the front of those vectors
-  size_t next_new = 0;
-  auto flush = [&](bool last) -> Status {
-    while (next_new < new_fragments->size()) {
-      Fragment& f = (*new_fragments)[next_new];
-      const uint64_t rows = f.physical_rows.value_or(0);
-      if (ids.size() - consumed < rows) break;
-      std::vector<uint64_t> chunk(ids.begin() + static_cast<std::ptrdiff_t>(consumed),
-                                  ids.begin() + static_cast<std::ptrdiff_t>(consumed + rows));
-      f.row_ids.inline_bytes = table::RowIdSequence::FromValues(chunk).Serialize();
-      f.created_at_versions.inline_bytes = RunsOf(created, consumed, rows);
-      f.last_updated_at_versions.inline_bytes = RunsOf(updated, consumed, rows);
-      consumed += rows;
-      ++next_new;
-    }
-    if (consumed > 0) {
-      ids.erase(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(consumed));
-      created.erase(created.begin(), created.begin() + static_cast<std::ptrdiff_t>(consumed));
-      updated.erase(updated.begin(), updated.begin() + static_cast<std::ptrdiff_t>(consumed));
-      consumed = 0;
-    }
-    if (last && (next_new != new_fragments->size() || !ids.empty())) {
-      return Status::Invalid("compaction of ", dataset.uri(), ": ", ids.size(),
-                             " live rows left over after filling ", next_new, " of ", new_fragments->size(),
-                             " new fragments with their row ids");
-    }
-    return Status::OK();
-  };
+  std::vector<uint64_t> sizes;
+  for (const auto& f : *new_fragments) sizes.push_back(f.physical_rows.value_or(0));
+  table::SequenceRechunker rechunker(std::move(sizes));
+  std::vector<table::RowIdSequence> ids_out;
+  std::vector<table::RowVersionSequence> created_out, updated_out;
+  size_t assigned = 0;
   for (const auto& old : old_fragments) {
-    LANCE_ASSIGN_OR_RAISE(auto row_ids, dataset.RowIds(old));
+    const std::string what = "fragment " + std::to_string(old.id) + " of " + dataset.uri();
+    if (!old.row_ids.present()) return Status::Invalid(what, ": no row ids in a dataset with stable row ids");
+    LANCE_ASSIGN_OR_RAISE(auto bytes, DatasetAccess::SequenceBytes(dataset, old.row_ids));
+    LANCE_ASSIGN_OR_RAISE(auto ids, table::RowIdSequence::Parse(bytes, "row ids of " + what));
+    const uint64_t physical = old.physical_rows.value_or(ids.Length());
+    if (ids.Length() != physical) {
+      return Status::Invalid(what, " has ", ids.Length(), " row ids for ", physical, " rows");
+    }
+    auto versions = [&](const SequenceRef& ref, const char* name) -> Result<std::optional<table::RowVersionSequence>> {
+      if (!ref.present()) return std::nullopt;
+      LANCE_ASSIGN_OR_RAISE(auto b, DatasetAccess::SequenceBytes(dataset, ref));
+      LANCE_ASSIGN_OR_RAISE(auto seq, table::RowVersionSequence::Parse(b, std::string(name) + " of " + what));
+      if (seq.Length() != physical) {
+        return Status::Invalid(what, " has ", name, " for ", seq.Length(), " rows, not ", physical);
+      }
+      return seq;
+    };
+    LANCE_ASSIGN_OR_RAISE(auto created_at, versions(old.created_at_versions, "created_at versions"));
+    LANCE_ASSIGN_OR_RAISE(auto updated_at, versions(old.last_updated_at_versions, "last_updated_at versions"));
+    table::RowVersionSequence created =
+        created_at ? std::move(*created_at)
+                   : table::RowVersionSequence(physical ? std::vector<table::VersionRun>{{physical, 1, std::nullopt}}
+                                                        : std::vector<table::VersionRun>{});
+    table::RowVersionSequence updated = updated_at ? std::move(*updated_at) : created;
     LANCE_ASSIGN_OR_RAISE(auto deleted, dataset.DeletedRows(old));
-    const uint64_t physical = old.physical_rows.value_or(row_ids.size());
-    if (row_ids.size() != physical) {
-      return Status::Invalid("fragment ", old.id, " of ", dataset.uri(), " has ", row_ids.size(),
-                             " row ids for ", physical, " rows");
+    if (!deleted.empty() && deleted.back() >= physical) {
+      return Status::Invalid("deletion file of ", what, " deletes row ", deleted.back(), " of ", physical);
     }
-    LANCE_ASSIGN_OR_RAISE(auto created_at, dataset.RowCreatedAtVersions(old));
-    LANCE_ASSIGN_OR_RAISE(auto updated_at, dataset.RowLastUpdatedAtVersions(old));
-    std::vector<uint64_t> c = created_at ? std::move(*created_at) : std::vector<uint64_t>(physical, 1);
-    std::vector<uint64_t> u = updated_at ? std::move(*updated_at) : c;
-    if (c.size() != physical || u.size() != physical) {
-      return Status::Invalid("fragment ", old.id, " of ", dataset.uri(), " has lineage for ",
-                             c.size() != physical ? c.size() : u.size(), " rows, not ", physical);
+    ids.CoalesceRanges();
+    ids.Mask(deleted);
+    created.Mask(deleted);
+    updated.Mask(deleted);
+    Status st = rechunker.Push(ids, created, updated, &ids_out, &created_out, &updated_out);
+    if (!st.ok()) return st.WithMessage("compaction of ", what, ": ", st.message());
+    for (size_t i = 0; i < ids_out.size(); ++i, ++assigned) {
+      Fragment& f = (*new_fragments)[assigned];
+      f.row_ids.inline_bytes = ids_out[i].Serialize();
+      f.created_at_versions.inline_bytes = created_out[i].Serialize();
+      f.last_updated_at_versions.inline_bytes = updated_out[i].Serialize();
     }
-    AppendLiveRuns(row_ids, deleted, &ids);
-    AppendLiveRuns(c, deleted, &created);
-    AppendLiveRuns(u, deleted, &updated);
-    LANCE_RETURN_NOT_OK(flush(false));
+    ids_out.clear();
+    created_out.clear();
+    updated_out.clear();
   }
-  return flush(true);
+  if (!rechunker.finished()) {
+    return Status::Invalid("compaction of ", dataset.uri(), ": the live rows filled only ", rechunker.done(),
+                           " of ", new_fragments->size(), " new fragments with their row ids");
+  }
+  return Status::OK();
 }
 
 uint64_t FilesOf(const std::vector<Fragment>& fragments) {

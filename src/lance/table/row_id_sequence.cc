@@ -328,9 +328,8 @@ RowIdSequence RowIdSequence::FromRange(uint64_t start, uint64_t count) {
   return RowIdSequence({std::move(segment)});
 }
 
-RowIdSequence RowIdSequence::FromValues(const std::vector<uint64_t>& values) {
-  using Kind = U64Segment::Kind;
-  if (values.empty()) return RowIdSequence();
+U64Segment U64Segment::FromValues(const std::vector<uint64_t>& values) {
+  if (values.empty()) return U64Segment();
 
   bool sorted = true;
   bool distinct = true;
@@ -342,7 +341,7 @@ RowIdSequence RowIdSequence::FromValues(const std::vector<uint64_t>& values) {
   if (!sorted) {
     segment.kind = Kind::kArray;
     segment.values = values;
-    return RowIdSequence({std::move(segment)});
+    return segment;
   }
 
   const uint64_t min = values.front();
@@ -352,7 +351,7 @@ RowIdSequence RowIdSequence::FromValues(const std::vector<uint64_t>& values) {
   if (!distinct || max == kU64Max) {
     segment.kind = Kind::kSortedArray;
     segment.values = values;
-    return RowIdSequence({std::move(segment)});
+    return segment;
   }
   const uint64_t span = max - min + 1;  // >= n since values are distinct
   const uint64_t holes = span - n;
@@ -360,7 +359,7 @@ RowIdSequence RowIdSequence::FromValues(const std::vector<uint64_t>& values) {
     segment.kind = Kind::kRange;
     segment.start = min;
     segment.end = max + 1;
-    return RowIdSequence({std::move(segment)});
+    return segment;
   }
 
   // Estimated encoded sizes, as the reference writer computes them; 128-bit so
@@ -393,7 +392,93 @@ RowIdSequence RowIdSequence::FromValues(const std::vector<uint64_t>& values) {
     segment.start = segment.end = 0;
     segment.values = values;
   }
-  return RowIdSequence({std::move(segment)});
+  return segment;
+}
+
+U64Segment U64Segment::Slice(uint64_t offset, uint64_t count) const {
+  if (count == 0) return U64Segment();
+  std::vector<uint64_t> all;
+  AppendTo(&all);
+  const uint64_t from = std::min<uint64_t>(offset, all.size());
+  const uint64_t to = std::min<uint64_t>(from + count, all.size());
+  return FromValues(std::vector<uint64_t>(all.begin() + static_cast<std::ptrdiff_t>(from),
+                                          all.begin() + static_cast<std::ptrdiff_t>(to)));
+}
+
+void U64Segment::Mask(const std::vector<uint32_t>& positions) {
+  if (positions.empty()) return;
+  std::vector<uint64_t> all;
+  AppendTo(&all);
+  std::vector<uint64_t> kept;
+  kept.reserve(all.size());
+  auto p = positions.begin();
+  for (uint64_t i = 0; i < all.size(); ++i) {
+    if (p != positions.end() && *p == i) {
+      ++p;
+      continue;
+    }
+    kept.push_back(all[i]);
+  }
+  if (kept.empty()) {
+    *this = U64Segment();
+  } else if (kind == Kind::kArray) {
+    values = std::move(kept);  // the reference keeps an unsorted kind unsorted
+  } else {
+    *this = FromValues(kept);
+  }
+}
+
+RowIdSequence RowIdSequence::FromValues(const std::vector<uint64_t>& values) {
+  if (values.empty()) return RowIdSequence();
+  return RowIdSequence({U64Segment::FromValues(values)});
+}
+
+namespace {
+
+// Splits ascending physical `positions` among consecutive pieces of the given
+// lengths and masks each piece; returns false for a position past the end.
+template <typename Each>
+bool SplitPositions(const std::vector<uint32_t>& positions, size_t pieces, Each each_length_and_mask) {
+  auto p = positions.begin();
+  uint64_t offset = 0;
+  std::vector<uint32_t> local;
+  for (size_t i = 0; i < pieces; ++i) {
+    const uint64_t end = offset + each_length_and_mask(i, nullptr);
+    local.clear();
+    for (; p != positions.end() && *p < end; ++p) local.push_back(static_cast<uint32_t>(*p - offset));
+    if (!local.empty()) each_length_and_mask(i, &local);
+    offset = end;
+  }
+  return p == positions.end();
+}
+
+}  // namespace
+
+void RowIdSequence::Mask(const std::vector<uint32_t>& positions) {
+  SplitPositions(positions, segments_.size(), [&](size_t i, const std::vector<uint32_t>* local) -> uint64_t {
+    if (local) segments_[i].Mask(*local);
+    return segments_[i].Length();
+  });
+  std::erase_if(segments_, [](const U64Segment& s) { return s.Length() == 0; });
+}
+
+void RowIdSequence::CoalesceRanges() {
+  std::vector<U64Segment> out;
+  out.reserve(segments_.size());
+  for (size_t i = 0; i < segments_.size();) {
+    size_t j = i;
+    while (j < segments_.size() && segments_[j].kind == U64Segment::Kind::kRange) ++j;
+    if (j - i >= 2) {
+      std::vector<uint64_t> values;
+      for (size_t k = i; k < j; ++k) segments_[k].AppendTo(&values);
+      out.push_back(U64Segment::FromValues(values));
+      i = j;
+    } else {
+      out.push_back(std::move(segments_[i]));
+      ++i;
+    }
+  }
+  segments_ = std::move(out);
 }
 
 std::string RowIdSequence::Serialize() const {
@@ -443,7 +528,8 @@ Result<RowVersionSequence> RowVersionSequence::Parse(std::string_view bytes,
     // Any segment kind is accepted; only the number of rows it covers matters.
     U64Segment span;
     LANCE_RETURN_NOT_OK(DecodeSegment(run.span(), where, &span));
-    runs.push_back(VersionRun{span.Length(), run.version()});
+    const uint64_t length = span.Length();
+    runs.push_back(VersionRun{length, run.version(), std::move(span)});
     total += runs.back().length;
     if (total > kMaxRows) {
       return Status::Invalid(what, ": version sequence covers more than 2^32 rows");
@@ -457,9 +543,13 @@ std::string RowVersionSequence::Serialize() const {
   uint64_t start = 0;
   for (const auto& run : runs_) {
     auto* out = pb.add_runs();
-    auto* range = out->mutable_span()->mutable_range();
-    range->set_start(start);
-    range->set_end(start + run.length);
+    if (run.span && run.span->Length() == run.length) {
+      EncodeSegment(*run.span, out->mutable_span());
+    } else {
+      auto* range = out->mutable_span()->mutable_range();
+      range->set_start(start);
+      range->set_end(start + run.length);
+    }
     out->set_version(run.version);
     start += run.length;
   }
@@ -470,9 +560,42 @@ void RowVersionSequence::Append(uint64_t length, uint64_t version) {
   if (length == 0) return;
   if (!runs_.empty() && runs_.back().version == version) {
     runs_.back().length += length;
+    runs_.back().span.reset();  // no longer the span it was read with
   } else {
-    runs_.push_back({length, version});
+    runs_.push_back({length, version, std::nullopt});
   }
+}
+
+namespace {
+
+// The span a run is serialized with, `start` being the rows before it.
+U64Segment SpanOf(const VersionRun& run, uint64_t start) {
+  if (run.span && run.span->Length() == run.length) return *run.span;
+  U64Segment range;
+  range.start = start;
+  range.end = start + run.length;
+  return range;
+}
+
+}  // namespace
+
+void RowVersionSequence::Mask(const std::vector<uint32_t>& positions) {
+  if (positions.empty()) return;
+  // Spans are positions in the sequence as it was: fix them before masking.
+  uint64_t start = 0;
+  for (auto& run : runs_) {
+    run.span = SpanOf(run, start);
+    start += run.length;
+  }
+  SplitPositions(positions, runs_.size(), [&](size_t i, const std::vector<uint32_t>* local) -> uint64_t {
+    VersionRun& run = runs_[i];
+    if (local) {
+      run.span->Mask(*local);
+      run.length = run.span->Length();
+    }
+    return run.length;
+  });
+  std::erase_if(runs_, [](const VersionRun& r) { return r.length == 0; });
 }
 
 uint64_t RowVersionSequence::Length() const {
@@ -486,6 +609,89 @@ std::vector<uint64_t> RowVersionSequence::ToVector() const {
   out.reserve(Length());
   for (const auto& run : runs_) out.insert(out.end(), run.length, run.version);
   return out;
+}
+
+}  // namespace lance::table
+
+// ---------------------------------------------------------------------------
+// SequenceRechunker
+
+namespace lance::table {
+
+namespace {
+
+// Cuts consecutive pieces of the given lengths at the chunk boundaries:
+// calls piece(i, offset, count) for each part of piece i, close() at each
+// chunk's end. `next` and `filled` are the chunk being filled and its rows.
+template <typename Piece, typename Close>
+Status CutPieces(const std::vector<uint64_t>& sizes, size_t* next, uint64_t* filled, size_t pieces,
+                 const std::vector<uint64_t>& lengths, Piece piece, Close close) {
+  for (size_t i = 0; i < pieces; ++i) {
+    uint64_t offset = 0;
+    while (offset < lengths[i]) {
+      while (*next < sizes.size() && sizes[*next] == 0) {  // empty chunks close at once
+        close();
+        ++*next;
+      }
+      if (*next == sizes.size()) {
+        return Status::Invalid("re-chunking row ids: ", lengths[i] - offset, " rows left after filling ",
+                               sizes.size(), " chunks");
+      }
+      const uint64_t take = std::min(lengths[i] - offset, sizes[*next] - *filled);
+      piece(i, offset, take);
+      offset += take;
+      *filled += take;
+      if (*filled == sizes[*next]) {
+        close();
+        ++*next;
+        *filled = 0;
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status SequenceRechunker::Push(const RowIdSequence& ids, const RowVersionSequence& created,
+                               const RowVersionSequence& updated, std::vector<RowIdSequence>* ids_out,
+                               std::vector<RowVersionSequence>* created_out,
+                               std::vector<RowVersionSequence>* updated_out) {
+  if (ids.Length() != created.Length() || ids.Length() != updated.Length()) {
+    return Status::Invalid("re-chunking row ids: ", ids.Length(), " row ids but ", created.Length(), " and ",
+                           updated.Length(), " rows of versions");
+  }
+  const size_t next = next_;
+  const uint64_t filled = filled_;
+  std::vector<uint64_t> lengths;
+  for (const auto& s : ids.segments()) lengths.push_back(s.Length());
+  LANCE_RETURN_NOT_OK(CutPieces(
+      sizes_, &next_, &filled_, lengths.size(), lengths,
+      [&](size_t i, uint64_t offset, uint64_t count) {
+        ids_.Extend(RowIdSequence({ids.segments()[i].Slice(offset, count)}));
+      },
+      [&] { ids_out->push_back(std::exchange(ids_, RowIdSequence())); }));
+  auto versions = [&](const RowVersionSequence& seq, std::vector<VersionRun>* pending,
+                      std::vector<RowVersionSequence>* out) -> Status {
+    size_t n = next;
+    uint64_t f = filled;
+    std::vector<uint64_t> run_lengths;
+    uint64_t start = 0;
+    std::vector<U64Segment> spans;
+    for (const auto& r : seq.runs()) {
+      run_lengths.push_back(r.length);
+      spans.push_back(SpanOf(r, start));
+      start += r.length;
+    }
+    return CutPieces(
+        sizes_, &n, &f, run_lengths.size(), run_lengths,
+        [&](size_t i, uint64_t offset, uint64_t count) {
+          pending->push_back(VersionRun{count, seq.runs()[i].version, spans[i].Slice(offset, count)});
+        },
+        [&] { out->push_back(RowVersionSequence(std::exchange(*pending, {}))); });
+  };
+  LANCE_RETURN_NOT_OK(versions(created, &created_, created_out));
+  return versions(updated, &updated_, updated_out);
 }
 
 }  // namespace lance::table
