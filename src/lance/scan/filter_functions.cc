@@ -4,11 +4,14 @@
 #include <cstring>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include <arrow/compute/api.h>
 #include <arrow/compute/initialize.h>
 #include <arrow/compute/registry.h>
+#include <arrow/array.h>
 #include <arrow/type.h>
+#include <arrow/util/bit_util.h>
 
 namespace lance::scan::filter {
 namespace {
@@ -38,10 +41,132 @@ arrow::Status KeyExec(cp::KernelContext*, const cp::ExecSpan& batch, cp::ExecRes
   return arrow::Status::OK();
 }
 
+// ------------------------------------------------------------ list membership
+
+enum class ListMatch { kSingle, kAny, kAll };
+
+struct ListHasState : cp::KernelState {
+  std::shared_ptr<arrow::Array> set;  // distinct, float values as totalOrder keys
+  cp::SetLookupOptions::NullMatchingBehavior null_matching = cp::SetLookupOptions::MATCH;
+};
+
+// Floats compare by totalOrder key, everything else by value.
+arrow::Result<std::shared_ptr<arrow::Array>> Comparable(std::shared_ptr<arrow::Array> values) {
+  const arrow::Type::type id = values->type_id();
+  if (id != arrow::Type::FLOAT && id != arrow::Type::DOUBLE) return values;
+  ARROW_ASSIGN_OR_RAISE(arrow::Datum keys, cp::CallFunction(kTotalOrderKeyFunction, {values}));
+  return keys.make_array();
+}
+
+arrow::Result<std::unique_ptr<cp::KernelState>> InitListHas(cp::KernelContext*,
+                                                            const cp::KernelInitArgs& args) {
+  const auto* options = static_cast<const cp::SetLookupOptions*>(args.options);
+  if (options == nullptr || !options->value_set.is_array()) {
+    return arrow::Status::Invalid(args.kernel->signature->ToString(),
+                                  ": needs SetLookupOptions with an array value_set");
+  }
+  auto state = std::make_unique<ListHasState>();
+  ARROW_ASSIGN_OR_RAISE(auto keyed, Comparable(options->value_set.make_array()));
+  ARROW_ASSIGN_OR_RAISE(state->set, cp::Unique(keyed));
+  state->null_matching = options->null_matching_behavior;
+  return state;
+}
+
+template <ListMatch kMatch>
+arrow::Status ListHasExec(cp::KernelContext* ctx, const cp::ExecSpan& batch, cp::ExecResult* out) {
+  if (!batch[0].is_array()) return arrow::Status::NotImplemented("scalar list input");
+  const auto& state = static_cast<const ListHasState&>(*ctx->state());
+  const std::shared_ptr<arrow::Array> input = batch[0].array.ToArray();
+  const int64_t n = input->length();
+  // bounds[i]..bounds[i + 1]: the elements of row i, as positions in `values`.
+  std::vector<int64_t> bounds(static_cast<size_t>(n) + 1);
+  std::shared_ptr<arrow::Array> values;
+  switch (input->type_id()) {
+    case arrow::Type::LIST: {
+      const auto& list = static_cast<const arrow::ListArray&>(*input);
+      for (int64_t i = 0; i <= n; ++i) bounds[i] = list.value_offset(i);
+      values = list.values();
+      break;
+    }
+    case arrow::Type::LARGE_LIST: {
+      const auto& list = static_cast<const arrow::LargeListArray&>(*input);
+      for (int64_t i = 0; i <= n; ++i) bounds[i] = list.value_offset(i);
+      values = list.values();
+      break;
+    }
+    case arrow::Type::FIXED_SIZE_LIST: {
+      const auto& list = static_cast<const arrow::FixedSizeListArray&>(*input);
+      for (int64_t i = 0; i <= n; ++i) bounds[i] = list.value_offset(i);
+      values = list.values();
+      break;
+    }
+    default:
+      return arrow::Status::TypeError("not a list: ", input->type()->ToString());
+  }
+  const int64_t first = bounds[0];
+  ARROW_ASSIGN_OR_RAISE(auto keyed, Comparable(values->Slice(first, bounds[n] - first)));
+  // Which value of the set each element equals (null: none).
+  ARROW_ASSIGN_OR_RAISE(
+      arrow::Datum found,
+      cp::IndexIn(keyed, cp::SetLookupOptions(state.set, state.null_matching)));
+  const std::shared_ptr<arrow::Array> found_array = found.make_array();
+  const auto& index = static_cast<const arrow::Int32Array&>(*found_array);
+
+  arrow::ArraySpan* result = out->array_span_mutable();
+  uint8_t* bits = result->buffers[1].data;
+  const int64_t wanted = state.set->length();
+  std::vector<int64_t> seen_in_row(static_cast<size_t>(wanted), -1);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t begin = bounds[i] - first, end = bounds[i + 1] - first;
+    bool value = false;
+    if constexpr (kMatch == ListMatch::kAll) {
+      int64_t distinct = 0;
+      for (int64_t j = begin; j < end; ++j) {
+        if (!index.IsValid(j)) continue;
+        int64_t& seen = seen_in_row[static_cast<size_t>(index.Value(j))];
+        if (seen != i) {
+          seen = i;
+          ++distinct;
+        }
+      }
+      value = distinct == wanted;
+    } else {
+      for (int64_t j = begin; j < end && !value; ++j) value = index.IsValid(j);
+    }
+    arrow::bit_util::SetBitTo(bits, result->offset + i, value);
+  }
+  return arrow::Status::OK();
+}
+
+arrow::Status AddListHasFunction(cp::FunctionRegistry* registry, const char* name,
+                                 cp::ArrayKernelExec exec, const char* summary) {
+  auto function = std::make_shared<cp::ScalarFunction>(
+      name, cp::Arity::Unary(),
+      cp::FunctionDoc(summary, "Null lists give null; see filter_functions.h.", {"list"},
+                      "SetLookupOptions"));
+  for (arrow::Type::type id :
+       {arrow::Type::LIST, arrow::Type::LARGE_LIST, arrow::Type::FIXED_SIZE_LIST}) {
+    cp::ScalarKernel kernel({cp::InputType(id)}, arrow::boolean(), exec, InitListHas);
+    kernel.null_handling = cp::NullHandling::INTERSECTION;
+    kernel.mem_allocation = cp::MemAllocation::PREALLOCATE;
+    ARROW_RETURN_NOT_OK(function->AddKernel(std::move(kernel)));
+  }
+  return registry->AddFunction(std::move(function));
+}
+
 Status Register() {
   LANCE_RETURN_NOT_OK(cp::Initialize());
   cp::FunctionRegistry* registry = cp::GetFunctionRegistry();
   if (registry->GetFunction(kTotalOrderKeyFunction).ok()) return Status::OK();
+  LANCE_RETURN_NOT_OK(AddListHasFunction(registry, kArrayHasFunction,
+                                         ListHasExec<ListMatch::kSingle>,
+                                         "Whether a list holds the value"));
+  LANCE_RETURN_NOT_OK(AddListHasFunction(registry, kArrayHasAnyFunction,
+                                         ListHasExec<ListMatch::kAny>,
+                                         "Whether a list holds any of the values"));
+  LANCE_RETURN_NOT_OK(AddListHasFunction(registry, kArrayHasAllFunction,
+                                         ListHasExec<ListMatch::kAll>,
+                                         "Whether a list holds all of the values"));
   auto function = std::make_shared<cp::ScalarFunction>(
       kTotalOrderKeyFunction, cp::Arity::Unary(),
       cp::FunctionDoc("Integer key ordering floats by IEEE 754 totalOrder",

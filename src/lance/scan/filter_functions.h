@@ -13,8 +13,22 @@ namespace lance::scan::filter {
 /// compares floats this way.
 inline constexpr char kTotalOrderKeyFunction[] = "lance_float_total_order_key";
 
-/// Runs arrow::compute::Initialize() and registers kTotalOrderKeyFunction in the
-/// default function registry, once per process.
+/// List membership, DataFusion's array_has / array_has_any / array_has_all over a
+/// constant needle: unary functions of a list, large list or fixed-size list array
+/// taking arrow::compute::SetLookupOptions, whose value_set (the needle, of the list's
+/// value type) says what to look for. A null list gives null; otherwise
+///  - kArrayHasFunction: true when some element equals the one value of the set;
+///  - kArrayHasAnyFunction: true when some element equals some value of the set;
+///  - kArrayHasAllFunction: true when every value of the set equals some element.
+/// A null in the set matches a null element (null_matching_behavior MATCH); floats are
+/// equal when their totalOrder keys are (NaN equals NaN, -0.0 is not 0.0), like the
+/// row format DataFusion compares them in.
+inline constexpr char kArrayHasFunction[] = "lance_array_has";
+inline constexpr char kArrayHasAnyFunction[] = "lance_array_has_any";
+inline constexpr char kArrayHasAllFunction[] = "lance_array_has_all";
+
+/// Runs arrow::compute::Initialize() and registers kTotalOrderKeyFunction and the
+/// list functions above in the default function registry, once per process.
 Status EnsureFilterFunctions();
 
 /// The keys kTotalOrderKeyFunction computes.
