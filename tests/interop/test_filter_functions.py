@@ -42,6 +42,7 @@ def _table() -> pa.Table:
         "lb": pa.array([[True], [False], [True, False], None, [None], [], [True, None], [False, False], [], [True]],
                        pa.list_(pa.bool_())),
         "s": pa.array(["apple", "Banana", "", None, "a_b%c", "APPLE pie", "cherry", "x\\y", "pineapple", "ban"]),
+        "n": pa.array([1, None, 3, 1, None, 2, 5, 7, 0, None], pa.int32()),
         "big": pa.array(["apple", "Banana", "", None, "a_b%c", "APPLE pie", "cherry", "x\\y", "pineapple", "ban"],
                         pa.large_string()),
     })
@@ -49,7 +50,6 @@ def _table() -> pa.Table:
 
 # Filters where lance-cpp deliberately refuses what pylance runs, and why.
 REFUSED_HERE = {
-    "array_has(li, id)": "the value looked for must be a constant",
     "array_has_any(li, li)": "the second list must be a literal",
     "array_has_all(li, li)": "the second list must be a literal",
     "contains(s, s)": "the pattern must be a constant",
@@ -65,6 +65,9 @@ LIST_FILTERS = [
     "array_has(ls, '')", "array_has(lls, 'apple')", "array_has(lls, 'apple') IS NULL",
     "array_has(fl, 1)", "NOT array_has(fl, 1)", "array_has(lf, 1.5)", "array_has(lf, 2)",
     "array_has(lb, TRUE)", "NOT array_has(lb, FALSE)",
+    "array_has(li, id)", "array_has(li, n)", "array_has(li, n) IS NULL", "NOT array_has(li, n)",
+    "array_has(ll, id * 10)", "array_has(ll, n * 10)", "array_has(fl, n)", "array_has(lf, n + 0.5)",
+    "array_has(ls, s)", "array_has(lls, big)", "array_has(ls, big)", "array_has(lb, n > 2)",
     "array_has(NULL, 1)", "array_has(li, 1) AND id > 2", "array_has(li, 1) OR array_has(ls, 'c')",
     # array_has_any
     "array_has_any(li, [1, 7])", "list_has_any(li, [1])", "arrays_overlap(li, [5])",
@@ -103,7 +106,8 @@ STRING_FILTERS = [
 ERROR_FILTERS = [
     "array_has(li)", "array_has(li, 1, 2)", "array_has()", "array_has(li, [1])", "array_has(s, 'a')",
     "array_has(id, 1)", "array_has(li, 'a')", "array_has(li, '1')", "array_has(li, TRUE)",
-    "array_has(ls, TRUE)", "array_has(ls, 1)", "array_has(LI, 1)",
+    "array_has(ls, TRUE)", "array_has(ls, 1)", "array_has(LI, 1)", "array_has(li, s)",
+    "array_has(ls, n)", "array_has(lb, n)",
     "array_has_any(li, 1)", "array_has_any(li, 'a')", "array_has_any(li)", "array_has_any(li, [1], [2])",
     "array_has_any(s, ['a'])", "array_has_any(li, ['a'])", "array_has_any(li, [TRUE])",
     "array_has_any(li, [1, 'a'])", "array_has_any(ls, [1])", "array_has_any(li, [[1]])",
@@ -117,7 +121,7 @@ ERROR_FILTERS = [
 
 # Of those, the ones pylance plans and then fails on when it casts the list's strings
 # to numbers (as lance-cpp does).
-FAILS_WHEN_RUN = {"array_has(ls, 1)", "array_has_any(ls, [1])"}
+FAILS_WHEN_RUN = {"array_has(ls, 1)", "array_has_any(ls, [1])", "array_has(ls, n)"}
 
 
 @pytest.fixture(scope="module")

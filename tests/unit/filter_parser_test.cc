@@ -458,11 +458,13 @@ std::shared_ptr<arrow::RecordBatch> ListBatch() {
   auto li = ints({I{1, 2}, I{3}, I{}, nullopt, I{nullopt, 1}, I{nullopt}, I{2, 2, 5}, I{7}});
   auto lf = doubles({D{kNaN}, D{-0.0}, D{0.0}, nullopt, D{1.5, nullopt}, D{}, D{-kNaN}, D{2.0}});
   auto schema = arrow::schema({field("li", li->type()), field("lf", lf->type()),
-                               field("s", arrow::utf8()), field("Name", arrow::utf8())});
+                               field("s", arrow::utf8()), field("Name", arrow::utf8()),
+                               field("n", arrow::int32())});
   return arrow::RecordBatch::Make(
       schema, 8,
       {li, lf, Strings({"x", "y", nullopt, "a%b", "a_b", "it's", "X", "a\nb"}),
-       Strings({"alice", "Bob", nullopt, "carol", "dave", "erin", "Frank", "grace"})});
+       Strings({"alice", "Bob", nullopt, "carol", "dave", "erin", "Frank", "grace"}),
+       Numbers<arrow::Int32Type>({1, 3, 0, 1, nullopt, 5, 2, 8})});
 }
 
 std::string ListRows(const std::string& sql, int64_t offset = 0) {
@@ -483,6 +485,11 @@ TEST(FilterFunctions, ArrayHas) {
   EXPECT_EQ(ListRows("array_has(lf, 0.0)"), "FFTNFFFF");
   EXPECT_EQ(ListRows("array_has(lf, -0.0)"), "FTFNFFFF");
   EXPECT_EQ(ListRows("array_has(li, 1)", 2), "FNTFFF");  // a sliced batch
+  // A value per row: null when it is null.
+  EXPECT_EQ(ListRows("array_has(li, n)"), "TTFNNFTF");
+  EXPECT_EQ(ListRows("array_has(li, n)", 3), "NNFTF");
+  EXPECT_EQ(ListRows("array_has(lf, n)"), "FFTNNFFF");  // 0 is 0.0, not -0.0
+  EXPECT_EQ(ListRows("array_has(li, n + 1)"), "TFFNNFFF");
 }
 
 TEST(FilterFunctions, ArrayHasAnyAll) {
@@ -534,7 +541,7 @@ TEST(FilterFunctions, Refusals) {
   expect("array_has_all(li, NULL)", "array_has_all: argument 2 is NULL");
   expect("array_has_any(NULL, [1])", "array_has_any: argument 1 is NULL");
   expect("array_has_any(li, li)", "list columns are not supported there");
-  expect("array_has(li, Name)", "array_has: argument 2 must be a constant");
+  expect("array_has(li, Name)", "array_has: cannot look for a string in a list of int32");
   expect("array_has(LI, 1)", "no column named 'LI'");  // exact names inside calls
   expect("contains(li, 'a')", "contains: argument 1 must be a string, got list<item: int32>");
   expect("starts_with(s, 1)", "starts_with: argument 2 must be a string, got int64");

@@ -1288,19 +1288,13 @@ class Binder {
                 {std::move(list)}, n.pos, std::move(options));
   }
 
-  // array_has(list, value): the value must be a constant; a null one gives null,
-  // and null elements never match.
+  // array_has(list, value): a null value gives null, and null elements never match.
   Result<Value> BindArrayHas(const Node& n, const Value& haystack, const TypePtr& element) {
     const std::string& name = n.text;
     const Node& needle_node = *n.children[1];
     LANCE_ASSIGN_OR_RAISE(Value needle, Bind(needle_node));
     if (needle.IsNullType() || (needle.IsLiteral() && !needle.scalar->is_valid)) {
       return NullBoolean();
-    }
-    if (!needle.IsLiteral()) {
-      return Fail(needle_node.pos, name + ": " + Ordinal(1) +
-                                       " must be a constant (column values are not "
-                                       "supported there)");
     }
     TypePtr common = ElementUnion(element, needle.type);
     // An element argument only converts implicitly: a string is not taken as a number.
@@ -1310,6 +1304,11 @@ class Binder {
                                        " in a list of " + TypeName(*element));
     }
     LANCE_ASSIGN_OR_RAISE(Value v, CastTo(needle, common, needle_node.pos));
+    if (!v.IsLiteral()) {
+      // A value per row.
+      LANCE_ASSIGN_OR_RAISE(Value list, CastListElements(haystack, common, n.children[0]->pos));
+      return Call(kArrayHasValueFunction, {std::move(list), std::move(v)}, n.pos);
+    }
     auto value_set = arrow::MakeArrayFromScalar(*v.scalar, 1);
     if (!value_set.ok()) return Fail(needle_node.pos, value_set.status());
     LANCE_ASSIGN_OR_RAISE(Value list, CastListElements(haystack, common, n.children[0]->pos));

@@ -10,6 +10,7 @@
 #include <arrow/compute/initialize.h>
 #include <arrow/compute/registry.h>
 #include <arrow/array.h>
+#include <arrow/builder.h>
 #include <arrow/type.h>
 #include <arrow/util/bit_util.h>
 
@@ -72,37 +73,76 @@ arrow::Result<std::unique_ptr<cp::KernelState>> InitListHas(cp::KernelContext*,
   return state;
 }
 
+// The element ranges of a list array: bounds[i]..bounds[i + 1] are row i's elements,
+// as positions in `*values`.
+arrow::Status ListBounds(const arrow::Array& input, std::vector<int64_t>* bounds,
+                         std::shared_ptr<arrow::Array>* values) {
+  const int64_t n = input.length();
+  bounds->resize(static_cast<size_t>(n) + 1);
+  auto fill = [&](const auto& list) {
+    for (int64_t i = 0; i <= n; ++i) (*bounds)[i] = list.value_offset(i);
+    *values = list.values();
+  };
+  switch (input.type_id()) {
+    case arrow::Type::LIST: fill(static_cast<const arrow::ListArray&>(input)); break;
+    case arrow::Type::LARGE_LIST: fill(static_cast<const arrow::LargeListArray&>(input)); break;
+    case arrow::Type::FIXED_SIZE_LIST:
+      fill(static_cast<const arrow::FixedSizeListArray&>(input));
+      break;
+    default:
+      return arrow::Status::TypeError("not a list: ", input.type()->ToString());
+  }
+  return arrow::Status::OK();
+}
+
+// array_has(list, value per row): each element compared with its row's value.
+arrow::Status ListHasValueExec(cp::KernelContext*, const cp::ExecSpan& batch,
+                               cp::ExecResult* out) {
+  if (!batch[0].is_array() || !batch[1].is_array()) {
+    return arrow::Status::NotImplemented("scalar input");
+  }
+  const std::shared_ptr<arrow::Array> input = batch[0].array.ToArray();
+  const std::shared_ptr<arrow::Array> needles = batch[1].array.ToArray();
+  const int64_t n = input->length();
+  std::vector<int64_t> bounds;
+  std::shared_ptr<arrow::Array> values;
+  ARROW_RETURN_NOT_OK(ListBounds(*input, &bounds, &values));
+  const int64_t first = bounds[0];
+  // Each element's row, to line the values up with the elements.
+  arrow::Int64Builder rows;
+  ARROW_RETURN_NOT_OK(rows.Reserve(bounds[n] - first));
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = bounds[i]; j < bounds[i + 1]; ++j) rows.UnsafeAppend(i);
+  }
+  ARROW_ASSIGN_OR_RAISE(auto row_of_element, rows.Finish());
+  ARROW_ASSIGN_OR_RAISE(arrow::Datum wanted, cp::Take(needles, row_of_element));
+  ARROW_ASSIGN_OR_RAISE(auto elements, Comparable(values->Slice(first, bounds[n] - first)));
+  ARROW_ASSIGN_OR_RAISE(auto wanted_keys, Comparable(wanted.make_array()));
+  ARROW_ASSIGN_OR_RAISE(arrow::Datum equal, cp::CallFunction("equal", {elements, wanted_keys}));
+  const std::shared_ptr<arrow::Array> equal_array = equal.make_array();
+  const auto& matches = static_cast<const arrow::BooleanArray&>(*equal_array);
+
+  arrow::ArraySpan* result = out->array_span_mutable();
+  uint8_t* bits = result->buffers[1].data;
+  for (int64_t i = 0; i < n; ++i) {
+    bool value = false;
+    for (int64_t j = bounds[i] - first; j < bounds[i + 1] - first && !value; ++j) {
+      value = matches.IsValid(j) && matches.Value(j);
+    }
+    arrow::bit_util::SetBitTo(bits, result->offset + i, value);
+  }
+  return arrow::Status::OK();
+}
+
 template <ListMatch kMatch>
 arrow::Status ListHasExec(cp::KernelContext* ctx, const cp::ExecSpan& batch, cp::ExecResult* out) {
   if (!batch[0].is_array()) return arrow::Status::NotImplemented("scalar list input");
   const auto& state = static_cast<const ListHasState&>(*ctx->state());
   const std::shared_ptr<arrow::Array> input = batch[0].array.ToArray();
   const int64_t n = input->length();
-  // bounds[i]..bounds[i + 1]: the elements of row i, as positions in `values`.
-  std::vector<int64_t> bounds(static_cast<size_t>(n) + 1);
+  std::vector<int64_t> bounds;
   std::shared_ptr<arrow::Array> values;
-  switch (input->type_id()) {
-    case arrow::Type::LIST: {
-      const auto& list = static_cast<const arrow::ListArray&>(*input);
-      for (int64_t i = 0; i <= n; ++i) bounds[i] = list.value_offset(i);
-      values = list.values();
-      break;
-    }
-    case arrow::Type::LARGE_LIST: {
-      const auto& list = static_cast<const arrow::LargeListArray&>(*input);
-      for (int64_t i = 0; i <= n; ++i) bounds[i] = list.value_offset(i);
-      values = list.values();
-      break;
-    }
-    case arrow::Type::FIXED_SIZE_LIST: {
-      const auto& list = static_cast<const arrow::FixedSizeListArray&>(*input);
-      for (int64_t i = 0; i <= n; ++i) bounds[i] = list.value_offset(i);
-      values = list.values();
-      break;
-    }
-    default:
-      return arrow::Status::TypeError("not a list: ", input->type()->ToString());
-  }
+  ARROW_RETURN_NOT_OK(ListBounds(*input, &bounds, &values));
   const int64_t first = bounds[0];
   ARROW_ASSIGN_OR_RAISE(auto keyed, Comparable(values->Slice(first, bounds[n] - first)));
   // Which value of the set each element equals (null: none).
@@ -167,6 +207,21 @@ Status Register() {
   LANCE_RETURN_NOT_OK(AddListHasFunction(registry, kArrayHasAllFunction,
                                          ListHasExec<ListMatch::kAll>,
                                          "Whether a list holds all of the values"));
+  {
+    auto has_value = std::make_shared<cp::ScalarFunction>(
+        kArrayHasValueFunction, cp::Arity::Binary(),
+        cp::FunctionDoc("Whether a list holds its row's value",
+                        "Null when either is; see filter_functions.h.", {"list", "value"}));
+    for (arrow::Type::type id :
+         {arrow::Type::LIST, arrow::Type::LARGE_LIST, arrow::Type::FIXED_SIZE_LIST}) {
+      cp::ScalarKernel kernel({cp::InputType(id), cp::InputType()}, arrow::boolean(),
+                              ListHasValueExec);
+      kernel.null_handling = cp::NullHandling::INTERSECTION;
+      kernel.mem_allocation = cp::MemAllocation::PREALLOCATE;
+      LANCE_RETURN_NOT_OK(has_value->AddKernel(std::move(kernel)));
+    }
+    LANCE_RETURN_NOT_OK(registry->AddFunction(std::move(has_value)));
+  }
   auto function = std::make_shared<cp::ScalarFunction>(
       kTotalOrderKeyFunction, cp::Arity::Unary(),
       cp::FunctionDoc("Integer key ordering floats by IEEE 754 totalOrder",

@@ -26,6 +26,9 @@ inline constexpr char kTotalOrderKeyFunction[] = "lance_float_total_order_key";
 inline constexpr char kArrayHasFunction[] = "lance_array_has";
 inline constexpr char kArrayHasAnyFunction[] = "lance_array_has_any";
 inline constexpr char kArrayHasAllFunction[] = "lance_array_has_all";
+/// array_has(list, value) with a value per row (a column): binary, the list and the
+/// values (of the list's value type). Null when either is; null elements never match.
+inline constexpr char kArrayHasValueFunction[] = "lance_array_has_value";
 
 /// Runs arrow::compute::Initialize() and registers kTotalOrderKeyFunction and the
 /// list functions above in the default function registry, once per process.
