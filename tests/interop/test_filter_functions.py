@@ -43,6 +43,8 @@ def _table() -> pa.Table:
                        pa.list_(pa.bool_())),
         "s": pa.array(["apple", "Banana", "", None, "a_b%c", "APPLE pie", "cherry", "x\\y", "pineapple", "ban"]),
         "n": pa.array([1, None, 3, 1, None, 2, 5, 7, 0, None], pa.int32()),
+        "lu": pa.array([[1, 2 ** 64 - 1], [3], None, [None], [], [2 ** 63], [0], [5, 5], [1], [9]],
+                       pa.list_(pa.uint64())),
         "big": pa.array(["apple", "Banana", "", None, "a_b%c", "APPLE pie", "cherry", "x\\y", "pineapple", "ban"],
                         pa.large_string()),
     })
@@ -87,6 +89,9 @@ LIST_FILTERS = [
     "array_has_all(ls, ['a', 'b'])", "array_has_all(ls, [])", "array_has_all(lls, ['pie', 'apple'])",
     "array_has_all(fl, [1, 2])", "array_has_all(fl, [NULL])", "array_has_all(lf, [1.5, 2])",
     "array_has_all(lb, [TRUE, FALSE])",
+    # uint64 lists meet int64 lists as decimal(20, 0)
+    "array_has_any(lu, [1, 3])", "array_has_any(lu, [-1])", "array_has_all(lu, [1, 18446744073709551615])",
+    "array_has_any(lu, [9223372036854775808])", "array_has(lu, 18446744073709551615)",
 ]
 
 STRING_FILTERS = [
@@ -107,7 +112,8 @@ ERROR_FILTERS = [
     "array_has(li)", "array_has(li, 1, 2)", "array_has()", "array_has(li, [1])", "array_has(s, 'a')",
     "array_has(id, 1)", "array_has(li, 'a')", "array_has(li, '1')", "array_has(li, TRUE)",
     "array_has(ls, TRUE)", "array_has(ls, 1)", "array_has(LI, 1)", "array_has(li, s)",
-    "array_has(ls, n)", "array_has(lb, n)",
+    "array_has(ls, n)", "array_has(lb, n)", "array_has(lu, 1)", "array_has(lu, -1)", "array_has(lu, id)",
+    "array_has(lu, n)",
     "array_has_any(li, 1)", "array_has_any(li, 'a')", "array_has_any(li)", "array_has_any(li, [1], [2])",
     "array_has_any(s, ['a'])", "array_has_any(li, ['a'])", "array_has_any(li, [TRUE])",
     "array_has_any(li, [1, 'a'])", "array_has_any(ls, [1])", "array_has_any(li, [[1]])",

@@ -554,6 +554,40 @@ TEST(FilterFunctions, Refusals) {
   EXPECT_EQ(ListRows("NAME = 'Bob'"), "FTNFFFFF");  // outside calls names ignore case
 }
 
+TEST(FilterFunctions, EditedCallsNeverCrash) {
+  const std::vector<std::string> seeds = {
+      "array_has_any(li, [1, NULL, '2']) AND NOT array_has(lf, n)",
+      "array_has_all(lf, [1.5, -0.0]) OR contains(s, 'a%') IS NULL",
+      "starts_with(Name, 'a' || 'l') AND ends_with(s, '') OR list_has(li, -1)",
+  };
+  std::mt19937 rng(7);
+  const std::string replacements = "()[]'`\",.=-+*/NULL1";
+  int parsed = 0;
+  for (int round = 0; round < 5000; ++round) {
+    std::string sql = seeds[rng() % seeds.size()];
+    const int edits = 1 + static_cast<int>(rng() % 3);
+    for (int e = 0; e < edits && !sql.empty(); ++e) {
+      const size_t at = rng() % sql.size();
+      switch (rng() % 3) {
+        case 0: sql.erase(at, 1 + rng() % 3); break;
+        case 1: sql.insert(at, sql.substr(at, 1 + rng() % 6)); break;
+        default: sql[at] = replacements[rng() % replacements.size()]; break;
+      }
+    }
+    auto expr = ParseFilter(sql, *ListBatch()->schema());
+    if (!expr.ok()) {
+      EXPECT_TRUE(expr.status().IsInvalid()) << sql << ": " << expr.status().ToString();
+      continue;
+    }
+    ++parsed;
+    auto rows = Evaluate(sql, ListBatch()->Slice(round % 3));
+    if (rows.ok()) {
+      EXPECT_EQ(rows->size(), static_cast<size_t>(8 - round % 3)) << sql;
+    }
+  }
+  EXPECT_GT(parsed, 100);
+}
+
 // ------------------------------------------------------------------ NULL and booleans
 
 TEST(FilterParser, ThreeValuedLogic) {

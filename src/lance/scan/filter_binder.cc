@@ -1269,14 +1269,23 @@ class Binder {
       return Literal(std::make_shared<arrow::BooleanScalar>(kind == CallKind::kHasAll));
     }
     TypePtr common = ElementUnion(element, items_type);
-    if (!common || !SupportedElement(common->id())) {
+    // Two lists may meet as decimals (uint64 with int64 elements); a lone value may not.
+    if (!common || !(SupportedElement(common->id()) || common->id() == Type::DECIMAL128)) {
       return Fail(needle_node.pos, name + ": cannot compare a list of " + TypeName(*element) +
                                        " with a list of " + TypeName(*items_type));
     }
     std::unique_ptr<arrow::ArrayBuilder> builder;
     auto status = arrow::MakeBuilder(arrow::default_memory_pool(), common, &builder);
     for (size_t i = 0; i < items.size() && status.ok(); ++i) {
-      LANCE_ASSIGN_OR_RAISE(Value v, CastTo(items[i], common, needle_node.children[i]->pos));
+      const Value& item = items[i];
+      if (common->id() == Type::DECIMAL128 && IsInteger(item.type->id())) {
+        // Every integer fits decimal(20, 0), uint64 included.
+        auto cast = cp::Cast(arrow::Datum(item.scalar), cp::CastOptions::Safe(common));
+        if (!cast.ok()) return Fail(needle_node.children[i]->pos, cast.status());
+        status = builder->AppendScalar(*cast->scalar());
+        continue;
+      }
+      LANCE_ASSIGN_OR_RAISE(Value v, CastTo(item, common, needle_node.children[i]->pos));
       status = builder->AppendScalar(*v.scalar);
     }
     std::shared_ptr<arrow::Array> value_set;
