@@ -1326,8 +1326,9 @@ class Binder {
     return Call(kArrayHasFunction, {std::move(list)}, n.pos, std::move(options));
   }
 
-  // contains / starts_with / ends_with(string, constant string): Arrow's
-  // match_substring / starts_with / ends_with, case-sensitive; null if either is.
+  // contains / starts_with / ends_with(string, string): Arrow's match_substring /
+  // starts_with / ends_with for a constant pattern, ours for a pattern per row;
+  // case-sensitive, null if either side is.
   Result<Value> BindStringCall(const Node& n) {
     const std::string& name = n.text;
     Value args[2];
@@ -1338,13 +1339,21 @@ class Binder {
                                             TypeName(*args[i].type));
       }
     }
-    if (!args[1].IsNullType() && !args[1].IsLiteral()) {
-      return Fail(n.children[1]->pos, name + ": " + Ordinal(1) +
-                                          " must be a constant string (column values are not "
-                                          "supported there)");
-    }
-    if (args[0].IsNullType() || args[1].IsNullType() || !args[1].scalar->is_valid) {
+    if (args[0].IsNullType() || args[1].IsNullType() ||
+        (args[1].IsLiteral() && !args[1].scalar->is_valid)) {
       return NullBoolean();
+    }
+    if (!args[1].IsLiteral()) {
+      // A pattern per row: both sides in one string type.
+      const bool large = args[0].type->id() == Type::LARGE_STRING ||
+                         args[1].type->id() == Type::LARGE_STRING;
+      const TypePtr type = large ? arrow::large_utf8() : arrow::utf8();
+      LANCE_ASSIGN_OR_RAISE(Value text, CastTo(args[0], type, n.children[0]->pos));
+      LANCE_ASSIGN_OR_RAISE(Value pattern, CastTo(args[1], type, n.children[1]->pos));
+      const char* function = name == "contains"      ? kContainsFunction
+                             : name == "starts_with" ? kStartsWithFunction
+                                                     : kEndsWithFunction;
+      return Call(function, {std::move(text), std::move(pattern)}, n.pos);
     }
     Value text = std::move(args[0]);
     if (text.type->id() == Type::STRING_VIEW) {

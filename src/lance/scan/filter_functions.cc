@@ -2,7 +2,9 @@
 #include "lance/scan/filter_functions.h"
 
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -178,6 +180,59 @@ arrow::Status ListHasExec(cp::KernelContext* ctx, const cp::ExecSpan& batch, cp:
   return arrow::Status::OK();
 }
 
+// ------------------------------------------------------------ per-row string patterns
+
+enum class StringMatch { kContains, kStartsWith, kEndsWith };
+
+template <StringMatch kMatch, typename ArrayType>
+arrow::Status StringMatchExec(cp::KernelContext*, const cp::ExecSpan& batch, cp::ExecResult* out) {
+  // A side may be a scalar (a constant text against a pattern column).
+  auto views = [&](int k) -> std::function<std::string_view(int64_t)> {
+    if (batch[k].is_scalar()) {
+      const auto& scalar = static_cast<const arrow::BaseBinaryScalar&>(*batch[k].scalar);
+      const std::string_view view = scalar.is_valid ? scalar.view() : std::string_view();
+      return [view](int64_t) { return view; };
+    }
+    auto array = std::make_shared<ArrayType>(batch[k].array.ToArrayData());
+    return [array](int64_t i) { return array->GetView(i); };
+  };
+  const auto text = views(0), pattern = views(1);
+  arrow::ArraySpan* result = out->array_span_mutable();
+  uint8_t* bits = result->buffers[1].data;
+  for (int64_t i = 0; i < batch.length; ++i) {
+    const std::string_view t = text(i), p = pattern(i);
+    bool value;
+    if constexpr (kMatch == StringMatch::kContains) {
+      value = t.find(p) != std::string_view::npos;
+    } else if constexpr (kMatch == StringMatch::kStartsWith) {
+      value = t.substr(0, p.size()) == p;
+    } else {
+      value = t.size() >= p.size() && t.substr(t.size() - p.size()) == p;
+    }
+    arrow::bit_util::SetBitTo(bits, result->offset + i, value);
+  }
+  return arrow::Status::OK();
+}
+
+template <StringMatch kMatch>
+arrow::Status AddStringMatchFunction(cp::FunctionRegistry* registry, const char* name,
+                                     const char* summary) {
+  auto function = std::make_shared<cp::ScalarFunction>(
+      name, cp::Arity::Binary(),
+      cp::FunctionDoc(summary, "Null when either is; see filter_functions.h.",
+                      {"text", "pattern"}));
+  cp::ScalarKernel utf8({arrow::utf8(), arrow::utf8()}, arrow::boolean(),
+                        StringMatchExec<kMatch, arrow::StringArray>);
+  cp::ScalarKernel large({arrow::large_utf8(), arrow::large_utf8()}, arrow::boolean(),
+                         StringMatchExec<kMatch, arrow::LargeStringArray>);
+  for (auto* kernel : {&utf8, &large}) {
+    kernel->null_handling = cp::NullHandling::INTERSECTION;
+    kernel->mem_allocation = cp::MemAllocation::PREALLOCATE;
+    ARROW_RETURN_NOT_OK(function->AddKernel(std::move(*kernel)));
+  }
+  return registry->AddFunction(std::move(function));
+}
+
 arrow::Status AddListHasFunction(cp::FunctionRegistry* registry, const char* name,
                                  cp::ArrayKernelExec exec, const char* summary) {
   auto function = std::make_shared<cp::ScalarFunction>(
@@ -207,6 +262,12 @@ Status Register() {
   LANCE_RETURN_NOT_OK(AddListHasFunction(registry, kArrayHasAllFunction,
                                          ListHasExec<ListMatch::kAll>,
                                          "Whether a list holds all of the values"));
+  LANCE_RETURN_NOT_OK(AddStringMatchFunction<StringMatch::kContains>(
+      registry, kContainsFunction, "Whether the text holds its row's pattern"));
+  LANCE_RETURN_NOT_OK(AddStringMatchFunction<StringMatch::kStartsWith>(
+      registry, kStartsWithFunction, "Whether the text starts with its row's pattern"));
+  LANCE_RETURN_NOT_OK(AddStringMatchFunction<StringMatch::kEndsWith>(
+      registry, kEndsWithFunction, "Whether the text ends with its row's pattern"));
   {
     auto has_value = std::make_shared<cp::ScalarFunction>(
         kArrayHasValueFunction, cp::Arity::Binary(),

@@ -30,8 +30,15 @@ inline constexpr char kArrayHasAllFunction[] = "lance_array_has_all";
 /// values (of the list's value type). Null when either is; null elements never match.
 inline constexpr char kArrayHasValueFunction[] = "lance_array_has_value";
 
+/// contains / starts_with / ends_with(text, pattern) with a pattern per row (Arrow's
+/// kernels take one fixed pattern): binary over two strings of one type (utf8 or
+/// large_utf8), null when either is, case-sensitive, byte-wise.
+inline constexpr char kContainsFunction[] = "lance_contains";
+inline constexpr char kStartsWithFunction[] = "lance_starts_with";
+inline constexpr char kEndsWithFunction[] = "lance_ends_with";
+
 /// Runs arrow::compute::Initialize() and registers kTotalOrderKeyFunction and the
-/// list functions above in the default function registry, once per process.
+/// list and string functions above in the default function registry, once per process.
 Status EnsureFilterFunctions();
 
 /// The keys kTotalOrderKeyFunction computes.
