@@ -42,6 +42,7 @@ def _table() -> pa.Table:
         "lb": pa.array([[True], [False], [True, False], None, [None], [], [True, None], [False, False], [], [True]],
                        pa.list_(pa.bool_())),
         "s": pa.array(["apple", "Banana", "", None, "a_b%c", "APPLE pie", "cherry", "x\\y", "pineapple", "ban"]),
+        "u": pa.array(["Émile", "émile", "STRASSE", "straße", "ǅ", None, "x", "", "É", "e"]),
         "n": pa.array([1, None, 3, 1, None, 2, 5, 7, 0, None], pa.int32()),
         "lu": pa.array([[1, 2 ** 64 - 1], [3], None, [None], [], [2 ** 63], [0], [5, 5], [1], [9]],
                        pa.list_(pa.uint64())),
@@ -107,6 +108,10 @@ STRING_FILTERS = [
     "s LIKE 'a%'", "s LIKE NULL", "s ILIKE 'A%'", "s LIKE 'a\\_b%'", "s LIKE 'a\\_b%' ESCAPE '\\'",
     "s NOT LIKE 'a%'", "s LIKE '%'", "s NOT ILIKE '%pie'", "s LIKE '_an%'", "big LIKE '%apple'",
     "big ILIKE '%APPLE%'", "s LIKE 'x\\\\y'", "s LIKE ''",
+    # non-ASCII: one character per _, case folded character by character
+    "u ILIKE 'émile'", "u ILIKE 'É%'", "u ILIKE 'straße'", "u ILIKE 'strasse'", "u ILIKE 'ǆ'",
+    "u LIKE '_mile'", "u ILIKE '_'", "u NOT ILIKE 'é%'", "contains(u, 'É')", "starts_with(u, 'é')",
+    "ends_with(u, 'ß' || 'e')",
 ]
 
 # pylance refuses these (when planning or when running); so must lance-cpp.
