@@ -2,8 +2,8 @@
 array_has_all, contains, starts_with, ends_with, LIKE / ILIKE): lance-cpp's scan and
 count against pylance's `to_table(filter=...)` and `count_rows(filter=...)` on a
 dataset pylance writes, nulls everywhere (null lists, null elements, null needles,
-empty lists), and a delete and an update through such a filter compared with
-pylance's own."""
+empty lists), and deletes, an update and a merge-insert's delete-by-source through
+such filters compared with pylance's own."""
 from __future__ import annotations
 
 import shutil
@@ -249,3 +249,23 @@ def test_update_where_matches_pylance(tmp_path, dataset):
     assert ours == _comparable(lance.dataset(theirs_uri).to_table().sort_by("id"))
     matched = lance.dataset(dataset).count_rows(filter=flt)
     assert matched > 0 and sum(i >= 100 for i in ours[0]) == matched
+
+
+def test_merge_insert_delete_by_source_matches_pylance(tmp_path, dataset):
+    flt = "array_has_any(li, [NULL, 5]) OR starts_with(s, 'ch')"
+    theirs_uri, ours_uri = tmp_path / "theirs", tmp_path / "ours"
+    shutil.copytree(dataset, theirs_uri)
+    shutil.copytree(dataset, ours_uri)
+    source = lance.dataset(dataset).to_table().slice(0, 3)  # ids 0..2 match; the rest do not
+    source_file = tmp_path / "source.arrow"
+    with ipc.new_file(source_file, source.schema) as w:
+        w.write_table(source)
+    (lance.dataset(theirs_uri).merge_insert("id").when_matched_update_all()
+     .when_not_matched_by_source_delete(flt).execute(source))
+    proc = _run("merge-insert", ours_uri, "--on", "id", "--input", source_file, "--when-matched-update-all",
+                "--when-not-matched-by-source-delete", flt)
+    assert proc.returncode == 0, proc.stderr
+    ours = _comparable(lance.dataset(ours_uri).to_table().sort_by("id"))
+    assert ours == _comparable(lance.dataset(theirs_uri).to_table().sort_by("id"))
+    deleted = lance.dataset(dataset).count_rows(filter=f"id >= 3 AND ({flt})")
+    assert deleted > 0 and len(ours[0]) == 10 - deleted
