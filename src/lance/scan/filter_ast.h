@@ -75,6 +75,8 @@ enum class NodeKind {
   kIn,           // children[0] [NOT] IN (children[1..])
   kBetween,      // children[0] [NOT] BETWEEN children[1] AND children[2]
   kLike,         // children[0] [NOT] [I]LIKE children[1] [ESCAPE 'c']
+  kCall,         // text(children...): a function call; text is the name in lower case
+  kList,         // [children...]: a list literal (only as a function argument)
 };
 
 enum class LiteralKind { kInt64, kUInt64, kFloat64, kString, kBool, kNull };
@@ -118,7 +120,7 @@ struct Node {
   uint64_t u64 = 0;
   double f64 = 0;
   bool boolean = false;
-  std::string text;  // kLiteral string value; kTypedString contents
+  std::string text;  // kLiteral string value; kTypedString contents; kCall name
   bool bare_number = false;  // a number token as written, without sign or parens
 
   // kTypedString

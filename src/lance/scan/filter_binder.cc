@@ -425,6 +425,10 @@ class Binder {
       case NodeKind::kIn: return BindIn(n);
       case NodeKind::kBetween: return BindBetween(n);
       case NodeKind::kLike: return BindLike(n);
+      case NodeKind::kCall: return BindCall(n);
+      case NodeKind::kList:
+        return Fail(n.pos, "a list literal [...] is only allowed as the second argument of "
+                           "array_has_any or array_has_all");
     }
     return Fail(n.pos, "unsupported expression");
   }
@@ -1099,6 +1103,268 @@ class Binder {
     LANCE_ASSIGN_OR_RAISE(Value matched, Call("match_like", {std::move(e)}, n.pos, options));
     if (n.negated) return Not(std::move(matched), n.pos);
     return matched;
+  }
+
+  // ------------------------------------------------------------ function calls
+  //
+  // The functions pylance's filters are served by indices for, with DataFusion's
+  // semantics: list membership (array_has and its aliases, array_has_any,
+  // array_has_all) and string predicates (contains, starts_with, ends_with).
+
+  enum class CallKind { kHas, kHasAny, kHasAll, kString };
+
+  static bool KnownFunction(const std::string& name, CallKind* kind) {
+    static const std::vector<std::pair<std::string, CallKind>> names = {
+        {"array_has", CallKind::kHas},          {"array_contains", CallKind::kHas},
+        {"list_has", CallKind::kHas},           {"list_contains", CallKind::kHas},
+        {"array_has_any", CallKind::kHasAny},   {"list_has_any", CallKind::kHasAny},
+        {"arrays_overlap", CallKind::kHasAny},  {"array_has_all", CallKind::kHasAll},
+        {"list_has_all", CallKind::kHasAll},    {"contains", CallKind::kString},
+        {"starts_with", CallKind::kString},     {"ends_with", CallKind::kString},
+    };
+    for (const auto& [known, k] : names) {
+      if (known == name) {
+        *kind = k;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static bool IsList(Type::type id) {
+    return id == Type::LIST || id == Type::LARGE_LIST || id == Type::FIXED_SIZE_LIST;
+  }
+
+  // DataFusion's type_union_resolution for the element types supported here: the
+  // type a list's elements and the values looked for in it are compared in.
+  static TypePtr ElementUnion(const TypePtr& a, const TypePtr& b) {
+    if (a->id() == Type::NA) return b;
+    if (b->id() == Type::NA) return a;
+    if (a->Equals(*b)) return a;
+    const Type::type x = a->id(), y = b->id();
+    if (IsNumeric(x) && IsNumeric(y)) return NumericCoercion(a, b);
+    if (IsString(x) && IsString(y)) {
+      return x == Type::LARGE_STRING || y == Type::LARGE_STRING ? arrow::large_utf8()
+                                                                : arrow::utf8();
+    }
+    if (IsString(x) && IsNumeric(y)) return b;
+    if (IsString(y) && IsNumeric(x)) return a;
+    return nullptr;
+  }
+
+  // Element types whose comparison here is DataFusion's.
+  static bool SupportedElement(Type::type id) {
+    return IsInteger(id) || IsFloat(id) || id == Type::STRING || id == Type::LARGE_STRING ||
+           id == Type::BOOL;
+  }
+
+  // `list` (a list column) as a list of `element`, as DataFusion casts it.
+  Result<Value> CastListElements(const Value& list, const TypePtr& element, size_t pos) {
+    const auto& type = static_cast<const arrow::BaseListType&>(*list.type);
+    if (type.value_type()->Equals(*element)) return list;
+    auto field = type.value_field()->WithType(element);
+    TypePtr to;
+    switch (list.type->id()) {
+      case Type::LIST: to = arrow::list(field); break;
+      case Type::LARGE_LIST: to = arrow::large_list(field); break;
+      default:
+        to = arrow::fixed_size_list(
+            field, static_cast<const arrow::FixedSizeListType&>(*list.type).list_size());
+    }
+    // arrow-rs casts numbers to floats with `as`; strings that are not numbers fail.
+    auto options = std::make_shared<cp::CastOptions>(cp::CastOptions::Safe(to));
+    options->allow_float_truncate = true;
+    auto checked = CallType("cast", {list}, options);
+    if (!checked.ok()) {
+      return Fail(pos, "cannot convert " + TypeName(*list.type) + " to " + TypeName(*to) + ": " +
+                           checked.status().message());
+    }
+    Value out;
+    out.expr = cp::call("cast", {list.expr}, std::move(options));
+    out.type = to;
+    return out;
+  }
+
+  static std::string Ordinal(size_t i) { return "argument " + std::to_string(i + 1); }
+
+  Result<Value> BindCall(const Node& n) {
+    const std::string& name = n.text;
+    CallKind kind;
+    if (!KnownFunction(name, &kind)) {
+      return Fail(n.pos, "function '" + name + "' is not supported in filters (supported: "
+                         "array_has, array_contains, list_has, list_contains, array_has_any, "
+                         "list_has_any, arrays_overlap, array_has_all, list_has_all, contains, "
+                         "starts_with, ends_with)");
+    }
+    if (n.children.size() != 2) {
+      return Fail(n.pos, name + " takes 2 arguments, got " + std::to_string(n.children.size()));
+    }
+    for (size_t i = 0; i < 2; ++i) {
+      if (n.children[i]->kind == NodeKind::kList &&
+          !(i == 1 && (kind == CallKind::kHasAny || kind == CallKind::kHasAll))) {
+        return Fail(n.children[i]->pos,
+                    name + ": " + Ordinal(i) + " cannot be a list literal" +
+                        (i == 0 ? " (it must be a list column)" : ""));
+      }
+    }
+    if (kind == CallKind::kString) return BindStringCall(n);
+
+    // The haystack: a list column.
+    const Node& haystack_node = *n.children[0];
+    LANCE_ASSIGN_OR_RAISE(Value haystack, Bind(haystack_node));
+    if (haystack.IsNullType()) {
+      // DataFusion folds array_has(NULL, x) to NULL; the other two fail when run.
+      if (kind == CallKind::kHas) return NullBoolean();
+      return Fail(haystack_node.pos, name + ": " + Ordinal(0) + " is NULL, not a list");
+    }
+    if (!IsList(haystack.type->id())) {
+      return Fail(haystack_node.pos, name + ": " + Ordinal(0) + " must be a list, got " +
+                                         TypeName(*haystack.type));
+    }
+    if (haystack.IsLiteral()) {
+      return Fail(haystack_node.pos, name + ": " + Ordinal(0) + " must be a list column");
+    }
+    const TypePtr element =
+        static_cast<const arrow::BaseListType&>(*haystack.type).value_type();
+    if (!SupportedElement(element->id())) {
+      return Fail(haystack_node.pos, name + ": lists of " + TypeName(*element) +
+                                         " are not supported (only integers, floats, strings "
+                                         "and booleans)");
+    }
+    const Node& needle_node = *n.children[1];
+    if (kind == CallKind::kHas) return BindArrayHas(n, haystack, element);
+    if (needle_node.kind != NodeKind::kList) {
+      LANCE_ASSIGN_OR_RAISE(Value needle, Bind(needle_node));
+      if (needle.IsNullType() || (needle.IsLiteral() && !needle.scalar->is_valid)) {
+        // array_has_any(list, NULL) is NULL; array_has_all fails when run.
+        if (kind == CallKind::kHasAny) return NullBoolean();
+        return Fail(needle_node.pos, name + ": " + Ordinal(1) + " is NULL, not a list");
+      }
+      if (IsList(needle.type->id())) {
+        return Fail(needle_node.pos, name + ": " + Ordinal(1) +
+                                         " must be a list literal such as [1, 2] (list "
+                                         "columns are not supported there)");
+      }
+      return Fail(needle_node.pos, name + ": " + Ordinal(1) + " must be a list, got " +
+                                       TypeName(*needle.type));
+    }
+    // The needle: constant items of one type.
+    std::vector<Value> items;
+    TypePtr items_type = arrow::null();
+    for (const auto& child : needle_node.children) {
+      LANCE_ASSIGN_OR_RAISE(Value item, Bind(*child));
+      if (!item.IsLiteral()) {
+        return Fail(child->pos, name + ": the items of " + Ordinal(1) + " must be constants");
+      }
+      TypePtr joined = ElementUnion(items_type, item.type);
+      if (!joined) {
+        return Fail(child->pos, name + ": the list mixes " + TypeName(*items_type) + " and " +
+                                    TypeName(*item.type));
+      }
+      items_type = joined;
+      items.push_back(std::move(item));
+    }
+    if (items.empty()) {
+      // DataFusion answers an empty needle without looking at the rows, nulls included.
+      return Literal(std::make_shared<arrow::BooleanScalar>(kind == CallKind::kHasAll));
+    }
+    TypePtr common = ElementUnion(element, items_type);
+    // Two lists may meet as decimals (uint64 with int64 elements); a lone value may not.
+    if (!common || !(SupportedElement(common->id()) || common->id() == Type::DECIMAL128)) {
+      return Fail(needle_node.pos, name + ": cannot compare a list of " + TypeName(*element) +
+                                       " with a list of " + TypeName(*items_type));
+    }
+    std::unique_ptr<arrow::ArrayBuilder> builder;
+    auto status = arrow::MakeBuilder(arrow::default_memory_pool(), common, &builder);
+    for (size_t i = 0; i < items.size() && status.ok(); ++i) {
+      const Value& item = items[i];
+      if (common->id() == Type::DECIMAL128 && IsInteger(item.type->id())) {
+        // Every integer fits decimal(20, 0), uint64 included.
+        auto cast = cp::Cast(arrow::Datum(item.scalar), cp::CastOptions::Safe(common));
+        if (!cast.ok()) return Fail(needle_node.children[i]->pos, cast.status());
+        status = builder->AppendScalar(*cast->scalar());
+        continue;
+      }
+      LANCE_ASSIGN_OR_RAISE(Value v, CastTo(item, common, needle_node.children[i]->pos));
+      status = builder->AppendScalar(*v.scalar);
+    }
+    std::shared_ptr<arrow::Array> value_set;
+    if (status.ok()) status = builder->Finish(&value_set);
+    if (!status.ok()) return Fail(needle_node.pos, status);
+    LANCE_ASSIGN_OR_RAISE(Value list, CastListElements(haystack, common, haystack_node.pos));
+    auto options = std::make_shared<cp::SetLookupOptions>(value_set, cp::SetLookupOptions::MATCH);
+    return Call(kind == CallKind::kHasAny ? kArrayHasAnyFunction : kArrayHasAllFunction,
+                {std::move(list)}, n.pos, std::move(options));
+  }
+
+  // array_has(list, value): a null value gives null, and null elements never match.
+  Result<Value> BindArrayHas(const Node& n, const Value& haystack, const TypePtr& element) {
+    const std::string& name = n.text;
+    const Node& needle_node = *n.children[1];
+    LANCE_ASSIGN_OR_RAISE(Value needle, Bind(needle_node));
+    if (needle.IsNullType() || (needle.IsLiteral() && !needle.scalar->is_valid)) {
+      return NullBoolean();
+    }
+    TypePtr common = ElementUnion(element, needle.type);
+    // An element argument only converts implicitly: a string is not taken as a number.
+    if (!common || !SupportedElement(common->id()) ||
+        (IsString(needle.type->id()) && !IsString(common->id()))) {
+      return Fail(needle_node.pos, name + ": cannot look for a " + TypeName(*needle.type) +
+                                       " in a list of " + TypeName(*element));
+    }
+    LANCE_ASSIGN_OR_RAISE(Value v, CastTo(needle, common, needle_node.pos));
+    if (!v.IsLiteral()) {
+      // A value per row.
+      LANCE_ASSIGN_OR_RAISE(Value list, CastListElements(haystack, common, n.children[0]->pos));
+      return Call(kArrayHasValueFunction, {std::move(list), std::move(v)}, n.pos);
+    }
+    auto value_set = arrow::MakeArrayFromScalar(*v.scalar, 1);
+    if (!value_set.ok()) return Fail(needle_node.pos, value_set.status());
+    LANCE_ASSIGN_OR_RAISE(Value list, CastListElements(haystack, common, n.children[0]->pos));
+    auto options =
+        std::make_shared<cp::SetLookupOptions>(*value_set, cp::SetLookupOptions::MATCH);
+    return Call(kArrayHasFunction, {std::move(list)}, n.pos, std::move(options));
+  }
+
+  // contains / starts_with / ends_with(string, string): Arrow's match_substring /
+  // starts_with / ends_with for a constant pattern, ours for a pattern per row;
+  // case-sensitive, null if either side is.
+  Result<Value> BindStringCall(const Node& n) {
+    const std::string& name = n.text;
+    Value args[2];
+    for (size_t i = 0; i < 2; ++i) {
+      LANCE_ASSIGN_OR_RAISE(args[i], Bind(*n.children[i]));
+      if (!args[i].IsNullType() && !IsString(args[i].type->id())) {
+        return Fail(n.children[i]->pos, name + ": " + Ordinal(i) + " must be a string, got " +
+                                            TypeName(*args[i].type));
+      }
+    }
+    if (args[0].IsNullType() || args[1].IsNullType() ||
+        (args[1].IsLiteral() && !args[1].scalar->is_valid)) {
+      return NullBoolean();
+    }
+    if (!args[1].IsLiteral()) {
+      // A pattern per row: both sides in one string type.
+      const bool large = args[0].type->id() == Type::LARGE_STRING ||
+                         args[1].type->id() == Type::LARGE_STRING;
+      const TypePtr type = large ? arrow::large_utf8() : arrow::utf8();
+      LANCE_ASSIGN_OR_RAISE(Value text, CastTo(args[0], type, n.children[0]->pos));
+      LANCE_ASSIGN_OR_RAISE(Value pattern, CastTo(args[1], type, n.children[1]->pos));
+      const char* function = name == "contains"      ? kContainsFunction
+                             : name == "starts_with" ? kStartsWithFunction
+                                                     : kEndsWithFunction;
+      return Call(function, {std::move(text), std::move(pattern)}, n.pos);
+    }
+    Value text = std::move(args[0]);
+    if (text.type->id() == Type::STRING_VIEW) {
+      LANCE_ASSIGN_OR_RAISE(text, CastTo(text, arrow::utf8(), n.children[0]->pos));
+    }
+    const std::string pattern(static_cast<const arrow::BaseBinaryScalar&>(*args[1].scalar).view());
+    auto options = std::make_shared<cp::MatchSubstringOptions>(pattern, /*ignore_case=*/false);
+    const char* function = name == "contains"      ? "match_substring"
+                           : name == "starts_with" ? "starts_with"
+                                                   : "ends_with";
+    return Call(function, {std::move(text)}, n.pos, std::move(options));
   }
 
   const arrow::Schema& schema_;

@@ -3,11 +3,16 @@
 // The accepted language is the subset of DataFusion SQL that pylance's `filter=`
 // takes and the contract names: comparisons (= == != <> < <= > >=), AND OR NOT,
 // parentheses, IS [NOT] NULL / TRUE / FALSE, [NOT] IN (...), [NOT] LIKE / ILIKE
-// 'pattern' [ESCAPE 'c'], [NOT] BETWEEN .. AND .., arithmetic + - * / %, string
+// 'pattern' [ESCAPE '\'], [NOT] BETWEEN .. AND .., arithmetic + - * / %, string
 // concatenation ||, integer / float / 'string' / "string" / TRUE / FALSE / NULL
 // literals, DATE '...' and TIMESTAMP[(p)] '...' literals, columns (case-insensitive
 // unless back-quoted), nested struct fields as a.b or a['b'], `quoted names`,
-// -- and /* */ comments.
+// -- and /* */ comments; and the list and string predicates, as DataFusion evaluates
+// them: array_has(list, constant) (aliases array_contains, list_has, list_contains),
+// array_has_any(list, [constants]) (list_has_any, arrays_overlap),
+// array_has_all(list, [constants]) (list_has_all), contains / starts_with /
+// ends_with(string, constant string). Function names ignore case; column names
+// inside a call's arguments do not (DataFusion plans calls without Lance's lookup).
 //
 // Types follow what pylance does, which is two steps: Lance first converts a bare
 // literal compared with a column to that column's type (an error when it does not

@@ -5,6 +5,7 @@
 // BETWEEN 20 < + - 30 < * / % || and unary minus 40. Binary operators associate to
 // the left; `a = 1 = true` is `(a = 1) = true`.
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <string>
@@ -283,6 +284,8 @@ class Parser {
       }
       case TokenKind::kPlus:
         return Fail(t.pos, "unary '+' is not supported");
+      case TokenKind::kLBracket:
+        return ParseList();
       case TokenKind::kQuotedIdent:
         return ParseColumn();
       case TokenKind::kIdent:
@@ -368,8 +371,7 @@ class Parser {
     auto node = std::make_unique<Node>(NodeKind::kColumn, first.pos);
     node->path.push_back(first.text);
     if (first.kind == TokenKind::kIdent && Peek().kind == TokenKind::kLParen) {
-      return Fail(first.pos, "function calls are not supported in filters (" + first.text +
-                                 "(...))");
+      return ParseCall(first);
     }
     while (true) {
       if (Peek().kind == TokenKind::kDot) {
@@ -393,7 +395,54 @@ class Parser {
         break;
       }
     }
-    node->exact = node->path.size() == 1 && first.kind == TokenKind::kQuotedIdent;
+    // DataFusion plans function calls itself, without Lance's case-insensitive
+    // column lookup: names inside a call's arguments match exactly.
+    node->exact = call_depth_ > 0 ||
+                  (node->path.size() == 1 && first.kind == TokenKind::kQuotedIdent);
+    return Finish(std::move(node));
+  }
+
+  // name(arg, ...); the name token is consumed, '(' is next.
+  NodePtr ParseCall(const Token& name) {
+    auto node = std::make_unique<Node>(NodeKind::kCall, name.pos);
+    node->text = name.text;
+    for (auto& c : node->text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    Next();  // '('
+    ++call_depth_;
+    if (Peek().kind != TokenKind::kRParen) {
+      while (true) {
+        NodePtr arg = ParseExpr(0);
+        if (!arg) return nullptr;
+        node->children.push_back(std::move(arg));
+        if (Peek().kind == TokenKind::kComma) {
+          Next();
+          continue;
+        }
+        break;
+      }
+    }
+    --call_depth_;
+    if (!Expect(TokenKind::kRParen, "',' or ')' in the argument list")) return nullptr;
+    return Finish(std::move(node));
+  }
+
+  // [item, ...]
+  NodePtr ParseList() {
+    const Token& open = Next();
+    auto node = std::make_unique<Node>(NodeKind::kList, open.pos);
+    if (Peek().kind != TokenKind::kRBracket) {
+      while (true) {
+        NodePtr item = ParseExpr(0);
+        if (!item) return nullptr;
+        node->children.push_back(std::move(item));
+        if (Peek().kind == TokenKind::kComma) {
+          Next();
+          continue;
+        }
+        break;
+      }
+    }
+    if (!Expect(TokenKind::kRBracket, "',' or ']' in the list")) return nullptr;
     return Finish(std::move(node));
   }
 
@@ -550,6 +599,10 @@ class Parser {
       if (e.empty() || len != e.size()) {
         return Fail(esc.pos, "ESCAPE takes a single character");
       }
+      // DataFusion (pylance's engine) runs LIKE with the backslash escape only.
+      if (e != "\\") {
+        return Fail(esc.pos, "LIKE supports only the backslash (\\) as ESCAPE character");
+      }
       node->escape = e;
       Next();
     }
@@ -563,6 +616,7 @@ class Parser {
   SyntaxError* error_;
   size_t index_ = 0;
   int depth_ = 0;
+  int call_depth_ = 0;  // > 0 while parsing a function call's arguments
   bool failed_ = false;
 };
 
