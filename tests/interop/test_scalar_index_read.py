@@ -20,7 +20,7 @@ import pyarrow.ipc as ipc
 import pytest
 
 import lance
-from conftest import lance_cpp_binary
+from conftest import FIXTURES_ROOT, lance_cpp_binary, shared_fixture_params
 
 ROWS = 1500
 ROWS_PER_FILE = 500
@@ -97,9 +97,9 @@ def _ok(*args) -> subprocess.CompletedProcess:
     return proc
 
 
-def _scan(tmp_path: Path, uri, filt: str, *flags) -> pa.Table:
+def _scan(tmp_path: Path, uri, filt: str, *flags, key: str = "id") -> pa.Table:
     out = tmp_path / "out.arrow"
-    _ok("scan", uri, "--columns", "id", "--with-row-id", "--filter", filt, "--out", out, *flags)
+    _ok("scan", uri, "--columns", key, "--with-row-id", "--filter", filt, "--out", out, *flags)
     with ipc.open_file(out) as f:
         return f.read_all()
 
@@ -114,13 +114,14 @@ def _make(tmp_path: Path, version: str, stable: bool, types: dict) -> Path:
     return uri
 
 
-def _check(tmp_path: Path, uri: Path, filt: str, expect_index: bool | None = None, same_use: bool = True):
-    ours = _scan(tmp_path, uri, filt)
-    full = _scan(tmp_path, uri, filt, "--no-index")
+def _check(tmp_path: Path, uri: Path, filt: str, expect_index: bool | None = None, same_use: bool = True,
+           key: str = "id"):
+    ours = _scan(tmp_path, uri, filt, key=key)
+    full = _scan(tmp_path, uri, filt, "--no-index", key=key)
     assert ours.equals(full), f"{filt}: indexed scan differs from the full scan"
     ds = lance.dataset(uri)
-    theirs = sorted(ds.to_table(columns=["id"], filter=filt)["id"].to_pylist())
-    assert sorted(ours["id"].to_pylist()) == theirs, f"{filt}: rows differ from pylance's"
+    theirs = sorted(ds.to_table(columns=[key], filter=filt, with_row_id=True)["_rowid"].to_pylist())
+    assert sorted(ours["_rowid"].to_pylist()) == theirs, f"{filt}: rows differ from pylance's"
     count = _ok("count", uri, "--filter", filt).stdout.strip()
     assert int(count) == len(theirs) == ds.count_rows(filter=filt), f"{filt}: count {count} vs {len(theirs)}"
     explain = _ok("scan", uri, "--filter", filt, "--explain").stdout
@@ -215,3 +216,24 @@ def test_unimplemented_index_types_are_not_used(tmp_path):
     for filt in ["i = 5", "x = 7", "s = 'a'"]:
         explain, _ = _check(tmp_path, uri, filt, same_use=False)
         assert "ScalarIndexQuery" not in explain, explain
+
+
+FIXTURE_CASES = [
+    # (fixture, filters, the indices lance-cpp uses there)
+    ("v0.20.0/old_btree_bitmap_indices.lance", ["bitmap = 3", "bitmap IN (2, 4)", "btree > 1", "bitmap < 4 AND btree > 0"],
+     {"bitmap_idx (Bitmap)"}),  # its BTREE files are legacy (0.1) Lance files: not read, scanned
+    ("0.36.0/btree_in_index_pkg.lance", ["x = 3", "x BETWEEN 10 AND 20", "x > 990 OR x < 2"], {"x_idx (BTree)"}),
+    ("v0.18.2/index_no_details.lance", ["id = 3", "id > 90"], set()),  # no index details: not used
+]
+
+
+@pytest.mark.parametrize("fixture,filters,used", shared_fixture_params(FIXTURE_CASES, nargs=3),
+                         ids=lambda v: str(v) if isinstance(v, str) else None)
+def test_older_index_layouts(tmp_path, fixture, filters, used):
+    uri = FIXTURES_ROOT / fixture
+    seen = set()
+    for filt in filters:
+        explain, _ = _check(tmp_path, uri, filt, same_use=False, key=lance.dataset(uri).schema.names[0])
+        seen |= {name for name in ("bitmap_idx (Bitmap)", "btree_idx (BTree)", "x_idx (BTree)", "id_idx (BTree)")
+                 if name in explain}
+    assert seen == used

@@ -51,6 +51,7 @@ TEST(ScalarIndexTest, RegistryKnowsBTreeAndBitmapOnly) {
   EXPECT_EQ(FindScalarIndexType("lance.table.BTreeIndexDetails"), nullptr);
   EXPECT_EQ(FindScalarIndexType("/lance.table.BTreeIndexDetailsV2"), nullptr);
   ASSERT_NE(FindScalarIndexType("type.googleapis.com/lance.table.BitmapIndexDetails"), nullptr);
+  ASSERT_NE(FindScalarIndexType("/lance.index.pb.BTreeIndexDetails"), nullptr);  // pylance 0.36
   EXPECT_EQ(FindScalarIndexType("/lance.table.ZoneMapIndexDetails"), nullptr);
   EXPECT_EQ(FindScalarIndexType("type.googleapis.com/lance.table.InvertedIndexDetails"), nullptr);
   EXPECT_EQ(FindScalarIndexType(""), nullptr);

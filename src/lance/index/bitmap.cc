@@ -112,6 +112,7 @@ class BitmapIndex : public ScalarIndex {
 Result<std::unique_ptr<ScalarIndex>> OpenBitmapIndex(const Dataset& dataset, const IndexMetadata& metadata) {
   if (metadata.index_version.value_or(0) != 0) return std::unique_ptr<ScalarIndex>();
   LANCE_ASSIGN_OR_RAISE(auto lookup, OpenIndexFile(dataset, metadata, kLookupFile));
+  if (lookup == nullptr) return std::unique_ptr<ScalarIndex>();
   LANCE_ASSIGN_OR_RAISE(auto schema, lookup->ArrowSchema());
   auto keys = schema->GetFieldByName("keys");
   auto bitmaps = schema->GetFieldByName("bitmaps");

@@ -78,6 +78,7 @@ Result<std::unique_ptr<ScalarIndex>> OpenBTreeIndex(const Dataset& dataset, cons
   const bool stable = dataset.manifest().UsesStableRowIds();
   if (version != 0 && !(version == 1 && stable)) return std::unique_ptr<ScalarIndex>();
   LANCE_ASSIGN_OR_RAISE(auto lookup, OpenIndexFile(dataset, metadata, kLookupFile));
+  if (lookup == nullptr) return std::unique_ptr<ScalarIndex>();
   LANCE_ASSIGN_OR_RAISE(auto lookup_schema, lookup->ArrowSchema());
   // Range-partitioned trees keep one lookup per partition: another layout.
   const auto& meta = lookup->schema().metadata;
@@ -90,6 +91,7 @@ Result<std::unique_ptr<ScalarIndex>> OpenBTreeIndex(const Dataset& dataset, cons
     return std::unique_ptr<ScalarIndex>();
   }
   LANCE_ASSIGN_OR_RAISE(auto pages, OpenIndexFile(dataset, metadata, kPagesFile));
+  if (pages == nullptr) return std::unique_ptr<ScalarIndex>();
   LANCE_ASSIGN_OR_RAISE(auto pages_schema, pages->ArrowSchema());
   if (!HasField(*pages_schema, "values", min->type()) || !HasField(*pages_schema, "ids", arrow::uint64())) {
     return std::unique_ptr<ScalarIndex>();

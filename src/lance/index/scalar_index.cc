@@ -31,6 +31,8 @@ namespace {
 // BLOOMFILTER, NGRAM, INVERTED) join this table with their readers.
 const ScalarIndexType kTypes[] = {
     {"lance.table.BTreeIndexDetails", "BTree", &OpenBTreeIndex},
+    // pylance 0.36 named the message in its index package; same files.
+    {"lance.index.pb.BTreeIndexDetails", "BTree", &OpenBTreeIndex},
     {"lance.table.BitmapIndexDetails", "Bitmap", &OpenBitmapIndex},
 };
 
@@ -59,7 +61,11 @@ Result<std::shared_ptr<FileReader>> OpenIndexFile(const Dataset& dataset, const 
   table::FileLocator locator(DatasetAccess::Store(dataset), dataset.manifest());
   LANCE_ASSIGN_OR_RAISE(auto location, locator.Index(metadata, name));
   LANCE_ASSIGN_OR_RAISE(auto file, location.store->OpenInputFile(location.path));
-  return FileReader::Open(std::move(file), location.FullPath());
+  auto reader = FileReader::Open(std::move(file), location.FullPath());
+  // A file format the reader does not implement (legacy 0.1 index files of
+  // pylance before 0.21): a layout lance-cpp does not read, not an error.
+  if (!reader.ok() && reader.status().IsNotImplemented()) return std::shared_ptr<FileReader>();
+  return reader;
 }
 
 Result<std::vector<bool>> EvaluateOn(const arrow::compute::Expression& predicate, const std::string& column,

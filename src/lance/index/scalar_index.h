@@ -67,7 +67,8 @@ Result<std::unique_ptr<ScalarIndex>> OpenScalarIndex(const Dataset& dataset, con
 
 // ---- helpers shared by the index readers
 
-/// Opens one file of an index (a Lance file under `_indices/{uuid}/`).
+/// Opens one file of an index (a Lance file under `_indices/{uuid}/`);
+/// nullptr when it is in a file format lance-cpp does not read (legacy).
 Result<std::shared_ptr<FileReader>> OpenIndexFile(const Dataset& dataset, const IndexMetadata& metadata,
                                                   const std::string& name);
 
