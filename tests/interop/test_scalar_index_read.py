@@ -237,3 +237,28 @@ def test_older_index_layouts(tmp_path, fixture, filters, used):
         seen |= {name for name in ("bitmap_idx (Bitmap)", "btree_idx (BTree)", "x_idx (BTree)", "id_idx (BTree)")
                  if name in explain}
     assert seen == used
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["addresses", "stable"])
+def test_after_pylance_compaction(tmp_path, stable):
+    """pylance's compaction remaps its indices (new files, new fragment
+    bitmaps), over row addresses and over stable row ids."""
+    uri = _make(tmp_path, "2.1", stable, {"i": "BTREE", "s": "BITMAP"})
+    lance.write_dataset(_table(5, ROWS, 200), uri, mode="append")
+    lance.dataset(uri).delete("id % 5 = 0")
+    lance.dataset(uri).optimize.compact_files(target_rows_per_fragment=2000)
+    for filt in ["i < 50", "s = 'b' AND i > 500", "NOT (s = 'a' OR i IS NULL)"]:
+        _check(tmp_path, uri, filt)
+
+
+def test_deferred_index_remap_is_not_used(tmp_path):
+    """A deferred remap leaves a fragment reuse index mapping the indices'
+    old row addresses; lance-cpp does not apply it yet, so it uses no index
+    (pylance does) and scans."""
+    uri = _make(tmp_path, "2.1", False, {"i": "BTREE", "s": "BITMAP"})
+    lance.dataset(uri).delete("id % 5 = 0")
+    lance.dataset(uri).optimize.compact_files(target_rows_per_fragment=2000, defer_index_remap=True)
+    assert "__lance_frag_reuse" in {i["name"] for i in lance.dataset(uri).list_indices()}
+    for filt in ["i < 50", "s = 'b'"]:
+        explain, _ = _check(tmp_path, uri, filt, same_use=False)
+        assert "ScalarIndexQuery" not in explain, explain
