@@ -262,3 +262,17 @@ def test_deferred_index_remap_is_not_used(tmp_path):
     for filt in ["i < 50", "s = 'b'"]:
         explain, _ = _check(tmp_path, uri, filt, same_use=False)
         assert "ScalarIndexQuery" not in explain, explain
+
+
+def test_overlaid_fragments_are_scanned(tmp_path, monkeypatch):
+    """Data overlay files change cells the index was built without: their
+    fragments are scanned, the others still answered by the index."""
+    from test_overlays import OVERLAY_ENV, Overlays, _base
+    monkeypatch.setenv(OVERLAY_ENV, "1")
+    uri = tmp_path / "o.lance"
+    lance.write_dataset(_base(), uri, data_storage_version="2.1", max_rows_per_file=10)
+    lance.dataset(uri).create_scalar_index("x", "BTREE")
+    Overlays(uri, "2.1").commit([(0, [({"x": [100.0, 103.0, 107.0]}, [0, 3, 7])])])
+    for filt in ["x = 3", "x = 103", "x > 50", "x < 5"]:
+        explain, _ = _check(tmp_path, uri, filt)
+        assert "fragments=[1, 2]" in explain and "unindexed fragments=[0]" in explain, explain

@@ -261,8 +261,11 @@ Result<std::optional<IndexedFilter>> IndexedFilter::Plan(std::shared_ptr<const D
   std::vector<const ColumnIndex*> used;
   CollectIndices(*root, &used);
   out.root_ = std::move(root);
-  // A fragment is answered by the indices only when every index used covers it.
+  // A fragment is answered by the indices only when every index used covers
+  // it. Data overlay files change cells after the index was built (the index
+  // does not see them): such fragments are scanned.
   for (const Fragment* f : fragments) {
+    if (!f->overlays.empty()) continue;
     const bool all = std::all_of(used.begin(), used.end(),
                                  [&](const ColumnIndex* c) { return c->fragments.count(f->id) > 0; });
     if (all && out.covered_.emplace(f->id, f).second) out.covered_list_.push_back(f->id);
