@@ -19,6 +19,10 @@ struct ColumnIndex {
   std::string type_name;
   std::vector<std::unique_ptr<ScalarIndex>> segments;
   std::set<uint64_t> fragments;
+  // Whether every segment records its index_version. Writers before it
+  // (pylance < 0.21) may not have indexed null values: a predicate true for
+  // null is not asked of such an index.
+  bool nulls_indexed = true;
 };
 
 struct QueryNode {
@@ -77,6 +81,11 @@ class Planner {
       if (index == nullptr) return nullptr;
       auto leaf = std::make_unique<QueryNode>();
       leaf->predicate = negate ? cp::call("invert", {expr}) : expr;
+      if (!index->nulls_indexed) {
+        LANCE_ASSIGN_OR_RAISE(auto null, arrow::MakeArrayOfNull(index->segments[0]->value_type(), 1));
+        LANCE_ASSIGN_OR_RAISE(auto on_null, EvaluateOn(leaf->predicate, column, null));
+        if (on_null[0]) return nullptr;
+      }
       leaf->index = std::move(index);
       return leaf;
     }
@@ -143,6 +152,7 @@ class Planner {
           break;
         }
         candidate->type_name = opened->type_name();
+        if (!seg.index_version) candidate->nulls_indexed = false;
         candidate->fragments.insert(seg.fragment_ids->begin(), seg.fragment_ids->end());
         candidate->segments.push_back(std::move(opened));
       }
