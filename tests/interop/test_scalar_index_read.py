@@ -281,3 +281,28 @@ def test_overlaid_fragments_are_scanned(tmp_path, monkeypatch):
     for filt in ["x = 3", "x = 103", "x > 50", "x < 5"]:
         explain, _ = _check(tmp_path, uri, filt)
         assert "fragments=[1, 2]" in explain and "unindexed fragments=[0]" in explain, explain
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["addresses", "stable"])
+def test_btree_pages(tmp_path, stable):
+    """BTREE indices of several pages (4096 values each, nulls first, runs of
+    equal values across page bounds): pages are skipped by their bounds, and
+    the answer is still the scan's."""
+    n = 13000
+    rng = np.random.default_rng(7)
+    table = pa.table({
+        "id": pa.array(np.arange(n), pa.int64()),
+        "i": pa.array(rng.integers(0, 300, n), pa.int32(), mask=rng.random(n) < 0.4),
+        "s": pa.array([f"k{v:03d}" for v in rng.integers(0, 500, n)], pa.string(), mask=rng.random(n) < 0.1),
+        "d": pa.array(rng.integers(18000, 18100, n).astype("int32"), pa.int32()).cast(pa.date32()),
+    })
+    uri = tmp_path / "pages"
+    lance.write_dataset(table, uri, max_rows_per_file=5000, enable_stable_row_ids=stable)
+    ds = lance.dataset(uri)
+    for col in ("i", "s", "d"):
+        ds.create_scalar_index(col, "BTREE")
+    for filt in ["i = 0", "i = 299", "i = 150", "i < 3", "i <= 0", "i > 297", "i >= 299", "i IN (0, 150, 299)",
+                 "i IS NULL", "i BETWEEN 100 AND 101", "i != 5", "NOT (i < 290)", "150 < i", "i = 150 OR s = 'k001'",
+                 "s = 'k250'", "s >= 'k498'", "s < 'k002'", "s IS NULL", "d = DATE '2019-04-15'",
+                 "d > DATE '2019-04-30' AND i < 10"]:
+        _check(tmp_path, uri, filt)
