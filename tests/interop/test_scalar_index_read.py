@@ -306,3 +306,39 @@ def test_btree_pages(tmp_path, stable):
                  "s = 'k250'", "s >= 'k498'", "s < 'k002'", "s IS NULL", "d = DATE '2019-04-15'",
                  "d > DATE '2019-04-30' AND i < 10"]:
         _check(tmp_path, uri, filt)
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["addresses", "stable"])
+def test_commits_carry_index_metadata_as_pylance(tmp_path, stable):
+    """lance-cpp's append, delete and update leave the indices (names, fields,
+    fragment bitmaps) as pylance's own do, on twin datasets."""
+    def twin(who):
+        uri = tmp_path / who
+        t = pa.table({"id": pa.array(range(20), pa.int64()), "a": pa.array(range(20), pa.int64()),
+                      "b": pa.array([v % 3 for v in range(20)], pa.int64())})
+        lance.write_dataset(t, uri, max_rows_per_file=10, enable_stable_row_ids=stable)
+        ds = lance.dataset(uri)
+        ds.create_scalar_index("a", "BTREE")
+        ds.create_scalar_index("b", "BITMAP")
+        return uri
+    more = pa.table({"id": pa.array([20, 21], pa.int64()), "a": pa.array([20, 21], pa.int64()),
+                     "b": pa.array([0, 1], pa.int64())})
+    extra = tmp_path / "more.arrow"
+    with ipc.new_file(extra, more.schema) as w:
+        w.write_table(more)
+    py, cpp = twin("py"), twin("cpp")
+    indices = lambda uri: sorted((i["name"], tuple(i["fields"]), tuple(sorted(i["fragment_ids"])))  # noqa: E731
+                                 for i in lance.dataset(uri).list_indices())
+    lance.write_dataset(more, py, mode="append")
+    _ok("write", cpp, "--input", extra, "--mode", "append")
+    assert indices(py) == indices(cpp)
+    lance.dataset(py).delete("id = 4 OR id >= 15")
+    _ok("delete", cpp, "id = 4 OR id >= 15", "--quiet")
+    assert indices(py) == indices(cpp)
+    lance.dataset(py).update({"b": "b + 100"}, where="a < 3")
+    _ok("update", cpp, "--set", "b=b+100", "--where", "a < 3", "--quiet")
+    assert indices(py) == indices(cpp)
+    for filt in ["a < 3", "b = 100", "b = 1"]:
+        _check(tmp_path, cpp, filt)
+        assert sorted(lance.dataset(cpp).to_table(filter=filt)["id"].to_pylist()) == \
+            sorted(lance.dataset(py).to_table(filter=filt)["id"].to_pylist())
