@@ -22,6 +22,9 @@ import pytest
 import lance
 from conftest import FIXTURES_ROOT, lance_cpp_binary, shared_fixture_params
 
+# list_indices is the listing that shows each index's fragment bitmap.
+pytestmark = pytest.mark.filterwarnings("ignore:The 'list_indices' method is deprecated:DeprecationWarning")
+
 ROWS = 1500
 ROWS_PER_FILE = 500
 
