@@ -199,12 +199,14 @@ Result<FragmentScan> StartFragment(const Plan& plan, const Fragment& fragment) {
   const Dataset& ds = *plan.dataset;
   FragmentScan fs;
   fs.fragment = &fragment;
-  LANCE_ASSIGN_OR_RAISE(fs.reader, scan::FragmentReader::Open(ds, fragment, plan.read_fields, plan.options.pool));
   if (plan.indexed_rows && plan.indexed->Covers(fragment.id)) {
     fs.candidates = &plan.indexed_rows->candidates.at(fragment.id);
     for (uint64_t w = 0; w < fs.candidates->size(); w += kCandidateWindowRows) fs.windows.push_back(w);
     fs.windows.push_back(fs.candidates->size());
+    if (fs.candidates->empty()) return fs;  // nothing to read
+    LANCE_ASSIGN_OR_RAISE(fs.reader, scan::FragmentReader::Open(ds, fragment, plan.read_fields, plan.options.pool));
   } else {
+    LANCE_ASSIGN_OR_RAISE(fs.reader, scan::FragmentReader::Open(ds, fragment, plan.read_fields, plan.options.pool));
     LANCE_ASSIGN_OR_RAISE(fs.windows, fs.reader->ReadWindows(ScanWindowRows(fs.reader->EstimatedBytesPerRow())));
     LANCE_ASSIGN_OR_RAISE(fs.deleted, ds.DeletedRows(fragment));
   }
