@@ -18,6 +18,7 @@ constexpr const char* kUsage =
     "  versions URI                         one line per version: number timestamp operation\n"
     "  scan URI [--columns a,b.c] [--filter PRED] [--limit N] [--offset N] [--with-row-id]\n"
     "       [--with-row-address] [--version V] [--out FILE] [--format csv|json|table]\n"
+    "       [--explain] [--no-index]   the plan instead of rows / never use a scalar index\n"
     "  take URI (--indices I,J,... | --row-ids R,...) [--columns ...] [--out FILE]\n"
     "  count URI [--version V] [--filter PRED]\n"
     "  take-blobs URI COLUMN (--indices I,J,... | --row-ids R,... | --addresses A,...) [--out FILE]\n"

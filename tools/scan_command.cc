@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kScanUsage =
     "lance-cpp scan URI [--version V] [--columns a,b.c] [--filter PRED] [--limit N] [--offset N] "
-    "[--with-row-id] [--with-row-address] [--out FILE] [--format csv|json|table]";
+    "[--with-row-id] [--with-row-address] [--out FILE] [--format csv|json|table] [--explain] [--no-index]";
 constexpr const char* kTakeUsage =
     "lance-cpp take URI (--indices I,J,... | --row-ids R,...) [--version V] [--columns ...] [--out FILE] "
     "[--format csv|json|table]";
@@ -60,7 +60,7 @@ bool ValidFormat(const std::string& f) { return f == "table" || f == "csv" || f 
 int RunScan(const std::vector<std::string>& argv) {
   Args args;
   if (auto err = ParseArgs(argv, {"--version", "--columns", "--filter", "--limit", "--offset", "--out", "--format"},
-                           {"--with-row-id", "--with-row-address"}, &args)) {
+                           {"--with-row-id", "--with-row-address", "--explain", "--no-index"}, &args)) {
     return ReportUsage(err->message, kScanUsage);
   }
   if (args.positional.size() != 1) return ReportUsage("scan takes exactly one URI", kScanUsage);
@@ -69,6 +69,7 @@ int RunScan(const std::vector<std::string>& argv) {
   options.filter = args.Get("--filter");
   options.with_row_id = args.Has("--with-row-id");
   options.with_row_address = args.Has("--with-row-address");
+  options.use_scalar_index = !args.Has("--no-index");
   if (args.Has("--limit")) {
     int64_t n;
     if (!ParseNumber(args.Get("--limit"), &n) || n < 0) return ReportUsage("bad --limit " + args.Get("--limit"), kScanUsage);
@@ -83,6 +84,12 @@ int RunScan(const std::vector<std::string>& argv) {
   if (!ValidFormat(format)) return ReportUsage("bad --format " + format, kScanUsage);
   auto ds = OpenAt(args);
   if (!ds.ok()) return ReportError(ds.status());
+  if (args.Has("--explain")) {
+    auto text = ScanBuilder(*ds).Options(options).ExplainPlan();
+    if (!text.ok()) return ReportError(text.status());
+    std::cout << *text;
+    return kExitOk;
+  }
   auto reader = ScanBuilder(*ds).Options(options).ToReader();
   if (!reader.ok()) return ReportError(reader.status());
   Status st = EmitResult(*reader, format, args.Get("--out"));

@@ -37,6 +37,9 @@ struct ScanOptions {
   /// scanner `fragments=`); unset = every fragment in dataset order. An id
   /// the version does not hold is an error.
   std::optional<std::vector<uint64_t>> fragment_ids;
+  /// Answer the filter through the dataset's scalar indices where they can
+  /// (pylance's `use_scalar_index`); false always scans. Rows are the same.
+  bool use_scalar_index = true;
   arrow::MemoryPool* pool = arrow::default_memory_pool();
 };
 
@@ -52,6 +55,7 @@ class ScanBuilder {
   ScanBuilder& WithRowId(bool on = true) { options_.with_row_id = on; return *this; }
   ScanBuilder& WithRowAddress(bool on = true) { options_.with_row_address = on; return *this; }
   ScanBuilder& BatchSize(int64_t n) { options_.batch_size = n; return *this; }
+  ScanBuilder& UseScalarIndex(bool on = true) { options_.use_scalar_index = on; return *this; }
   ScanBuilder& Options(ScanOptions options) { options_ = std::move(options); return *this; }
 
   /// Streams the result, one fragment in memory at a time.
@@ -59,6 +63,9 @@ class ScanBuilder {
   Result<std::shared_ptr<arrow::Table>> ToTable() const;
   /// Rows the scan would return (offset and limit applied).
   Result<int64_t> CountRows() const;
+  /// The plan, as text: what is read, and the scalar index query answering
+  /// the filter (each index named `NAME (TYPE)`), as pylance's explain_plan.
+  Result<std::string> ExplainPlan() const;
 
  private:
   std::shared_ptr<const Dataset> dataset_;

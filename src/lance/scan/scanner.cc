@@ -13,6 +13,7 @@
 #include <arrow/compute/initialize.h>
 #include <arrow/util/bit_util.h>
 
+#include "lance/index/filter_plan.h"
 #include "lance/scan/filter_parser.h"
 #include "lance/scan/fragment_reader.h"
 #include "lance/unify_dictionaries.h"
@@ -78,6 +79,10 @@ struct Plan {
   std::optional<arrow::compute::Expression> filter;  // bound to the read schema (+ row columns)
   std::shared_ptr<arrow::Schema> output_schema;
   std::vector<const Fragment*> fragments;  // scanned, in order
+  // The scalar index query answering (part of) the filter, when any: the
+  // fragments it covers read only its candidate rows.
+  std::shared_ptr<const index::IndexedFilter> indexed;
+  std::shared_ptr<const index::IndexedRows> indexed_rows;
 };
 
 // The fragments a scan reads: options.fragment_ids, else all.
@@ -99,7 +104,9 @@ Result<std::vector<const Fragment*>> ScannedFragments(const Dataset& dataset, co
 }
 
 // `count_only`: read just what the filter needs and produce no columns.
-Result<Plan> MakePlan(std::shared_ptr<const Dataset> dataset, ScanOptions options, bool count_only = false) {
+// `run_index`: run the index query (not for explaining).
+Result<Plan> MakePlan(std::shared_ptr<const Dataset> dataset, ScanOptions options, bool count_only = false,
+                      bool run_index = true) {
   LANCE_RETURN_NOT_OK(EnsureComputeInitialized());
   Plan plan;
   plan.dataset = dataset;
@@ -129,6 +136,16 @@ Result<Plan> MakePlan(std::shared_ptr<const Dataset> dataset, ScanOptions option
     LANCE_ASSIGN_OR_RAISE(auto expr, scan::ParseFilter(options.filter, *arrow_schema));
     for (const auto& col : scan::FilterColumns(expr)) LANCE_RETURN_NOT_OK(need_top(col).status());
     plan.filter = expr;
+    if (options.use_scalar_index) {
+      LANCE_ASSIGN_OR_RAISE(auto indexed, index::IndexedFilter::Plan(dataset, expr, plan.fragments));
+      if (indexed) {
+        plan.indexed = std::make_shared<const index::IndexedFilter>(std::move(*indexed));
+        if (run_index) {
+          LANCE_ASSIGN_OR_RAISE(auto rows, plan.indexed->Execute());
+          plan.indexed_rows = std::make_shared<const index::IndexedRows>(std::move(rows));
+        }
+      }
+    }
   }
   plan.options = std::move(options);
   // The output schema: projected columns, then the row columns.
@@ -170,15 +187,29 @@ struct FragmentScan {
   size_t next_window = 0;
   std::vector<uint32_t> deleted;     // ascending offsets
   std::vector<uint64_t> row_ids;     // stable ids, when asked for and present
+  // A fragment the index query covers: its live candidate rows, and windows
+  // are positions in this list.
+  const std::vector<uint64_t>* candidates = nullptr;
 };
+
+// Rows per window of an index-selected fragment.
+constexpr uint64_t kCandidateWindowRows = 8192;
 
 Result<FragmentScan> StartFragment(const Plan& plan, const Fragment& fragment) {
   const Dataset& ds = *plan.dataset;
   FragmentScan fs;
   fs.fragment = &fragment;
-  LANCE_ASSIGN_OR_RAISE(fs.reader, scan::FragmentReader::Open(ds, fragment, plan.read_fields, plan.options.pool));
-  LANCE_ASSIGN_OR_RAISE(fs.windows, fs.reader->ReadWindows(ScanWindowRows(fs.reader->EstimatedBytesPerRow())));
-  LANCE_ASSIGN_OR_RAISE(fs.deleted, ds.DeletedRows(fragment));
+  if (plan.indexed_rows && plan.indexed->Covers(fragment.id)) {
+    fs.candidates = &plan.indexed_rows->candidates.at(fragment.id);
+    for (uint64_t w = 0; w < fs.candidates->size(); w += kCandidateWindowRows) fs.windows.push_back(w);
+    fs.windows.push_back(fs.candidates->size());
+    if (fs.candidates->empty()) return fs;  // nothing to read
+    LANCE_ASSIGN_OR_RAISE(fs.reader, scan::FragmentReader::Open(ds, fragment, plan.read_fields, plan.options.pool));
+  } else {
+    LANCE_ASSIGN_OR_RAISE(fs.reader, scan::FragmentReader::Open(ds, fragment, plan.read_fields, plan.options.pool));
+    LANCE_ASSIGN_OR_RAISE(fs.windows, fs.reader->ReadWindows(ScanWindowRows(fs.reader->EstimatedBytesPerRow())));
+    LANCE_ASSIGN_OR_RAISE(fs.deleted, ds.DeletedRows(fragment));
+  }
   if (plan.options.with_row_id && ds.manifest().UsesStableRowIds()) {
     LANCE_ASSIGN_OR_RAISE(fs.row_ids, ds.RowIds(fragment));
   }
@@ -190,7 +221,18 @@ Result<std::shared_ptr<arrow::RecordBatch>> ScanWindow(const Plan& plan, Fragmen
   arrow::MemoryPool* pool = plan.options.pool;
   const uint64_t lo = fs.windows[fs.next_window], hi = fs.windows[fs.next_window + 1];
   ++fs.next_window;
-  LANCE_ASSIGN_OR_RAISE(auto batch, fs.reader->ReadRange(lo, hi - lo));
+  // The window's physical rows: a range, or candidates the index chose
+  // (live already; they still pass the filter only when it needs a refine).
+  std::vector<uint64_t> picked;
+  std::shared_ptr<arrow::RecordBatch> batch;
+  if (fs.candidates) {
+    picked.assign(fs.candidates->begin() + static_cast<std::ptrdiff_t>(lo),
+                  fs.candidates->begin() + static_cast<std::ptrdiff_t>(hi));
+    LANCE_ASSIGN_OR_RAISE(batch, fs.reader->Take(picked));
+  } else {
+    LANCE_ASSIGN_OR_RAISE(batch, fs.reader->ReadRange(lo, hi - lo));
+  }
+  auto physical = [&](uint64_t i) { return fs.candidates ? picked[i] : lo + i; };
   const int64_t rows = batch->num_rows();
   const uint64_t frag_id = fs.fragment->id;
 
@@ -199,12 +241,13 @@ Result<std::shared_ptr<arrow::RecordBatch>> ScanWindow(const Plan& plan, Fragmen
   if (plan.options.with_row_address || plan.options.with_row_id) {
     arrow::UInt64Builder addrs(pool);
     LANCE_RETURN_NOT_OK(addrs.Reserve(rows));
-    for (uint64_t i = lo; i < hi; ++i) addrs.UnsafeAppend((frag_id << 32) | i);
+    for (uint64_t i = 0; i < static_cast<uint64_t>(rows); ++i) addrs.UnsafeAppend((frag_id << 32) | physical(i));
     LANCE_RETURN_NOT_OK(addrs.Finish(&addr_array));
     id_array = addr_array;
     if (plan.options.with_row_id && !fs.row_ids.empty()) {
       arrow::UInt64Builder b(pool);
-      LANCE_RETURN_NOT_OK(b.AppendValues(fs.row_ids.data() + lo, static_cast<int64_t>(hi - lo)));
+      LANCE_RETURN_NOT_OK(b.Reserve(rows));
+      for (uint64_t i = 0; i < static_cast<uint64_t>(rows); ++i) b.UnsafeAppend(fs.row_ids[physical(i)]);
       LANCE_RETURN_NOT_OK(b.Finish(&id_array));
     }
   }
@@ -222,7 +265,7 @@ Result<std::shared_ptr<arrow::RecordBatch>> ScanWindow(const Plan& plan, Fragmen
       keep = std::make_shared<arrow::BooleanArray>(rows, std::move(bits));
     }
   }
-  if (plan.filter) {
+  if (plan.filter && (!fs.candidates || plan.indexed->needs_refine())) {
     LANCE_ASSIGN_OR_RAISE(auto bound, plan.filter->Bind(*batch->schema()));
     LANCE_ASSIGN_OR_RAISE(auto input, arrow::compute::MakeExecBatch(*batch->schema(), batch));
     LANCE_ASSIGN_OR_RAISE(auto result, arrow::compute::ExecuteScalarExpression(bound, input));
@@ -388,15 +431,64 @@ Result<int64_t> ScanBuilder::CountRows() const {
   counting.columns.clear();
   counting.with_row_id = counting.with_row_address = false;
   LANCE_ASSIGN_OR_RAISE(auto plan, MakePlan(dataset_, counting, /*count_only=*/true));
-  ScanReader reader(std::move(plan));
   int64_t total = 0;
+  bool clamp = false;  // offset and limit are applied here, not by the reader
+  if (plan.indexed_rows && !plan.indexed->needs_refine()) {
+    // The index answers the filter on the fragments it covers: count its
+    // rows there without reading, and scan the others.
+    std::vector<const Fragment*> scanned;
+    for (const Fragment* f : plan.fragments) {
+      if (plan.indexed->Covers(f->id)) {
+        total += static_cast<int64_t>(plan.indexed_rows->candidates.at(f->id).size());
+      } else {
+        scanned.push_back(f);
+      }
+    }
+    plan.fragments = std::move(scanned);
+    plan.options.offset = 0;
+    plan.options.limit.reset();
+    clamp = true;
+  }
+  ScanReader reader(std::move(plan));
   std::shared_ptr<arrow::RecordBatch> batch;
   while (true) {
     LANCE_RETURN_NOT_OK(reader.ReadNext(&batch));
     if (!batch) break;
     total += batch->num_rows();
   }
+  if (clamp) {
+    total = std::max<int64_t>(total - std::max<int64_t>(counting.offset, 0), 0);
+    if (counting.limit) total = std::min(total, *counting.limit);
+  }
   return total;
+}
+
+Result<std::string> ScanBuilder::ExplainPlan() const {
+  LANCE_ASSIGN_OR_RAISE(auto plan, MakePlan(dataset_, options_, /*count_only=*/false, /*run_index=*/false));
+  auto join = [](const auto& items, auto text) {
+    std::string out;
+    for (const auto& item : items) out += (out.empty() ? "" : ", ") + text(item);
+    return out;
+  };
+  std::string out = "Scan: uri=" + dataset_->uri() + ", version=" + std::to_string(dataset_->version()) +
+                    ", projection=[" + join(plan.output_schema->fields(), [](const auto& f) { return f->name(); }) +
+                    "], num_fragments=" + std::to_string(plan.fragments.size()) +
+                    ", filter=" + (options_.filter.empty() ? std::string("--") : options_.filter) + "\n";
+  if (plan.indexed) {
+    std::vector<uint64_t> scanned;
+    for (const Fragment* f : plan.fragments) {
+      if (!plan.indexed->Covers(f->id)) scanned.push_back(f->id);
+    }
+    auto ids = [](uint64_t id) { return std::to_string(id); };
+    out += "  ScalarIndexQuery: query=" + plan.indexed->Describe() + ", fragments=[" +
+           join(plan.indexed->covered_fragments(), ids) + "]\n";
+    out += std::string("  Refine: ") + (plan.indexed->needs_refine() ? "filter rechecked on candidate rows" : "--") +
+           "\n";
+    if (!scanned.empty()) out += "  FilteredScan: unindexed fragments=[" + join(scanned, ids) + "]\n";
+  } else if (plan.filter) {
+    out += "  FilteredScan: no scalar index used\n";
+  }
+  return out;
 }
 
 Result<std::shared_ptr<arrow::Table>> Take(const std::shared_ptr<const Dataset>& dataset,

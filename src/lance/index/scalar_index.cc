@@ -1,0 +1,89 @@
+#include "lance/index/scalar_index.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include <arrow/api.h>
+#include <arrow/compute/api.h>
+
+#include "lance/dataset_internal.h"
+#include "lance/file_reader.h"
+#include "lance/table/file_locations.h"
+
+namespace lance::index {
+
+RowIds Union(const RowIds& a, const RowIds& b) {
+  RowIds out;
+  out.reserve(a.size() + b.size());
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+RowIds Intersect(const RowIds& a, const RowIds& b) {
+  RowIds out;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+namespace {
+
+// Index types lance-cpp reads. The later types (LABEL_LIST, ZONEMAP,
+// BLOOMFILTER, NGRAM, INVERTED) join this table with their readers.
+const ScalarIndexType kTypes[] = {
+    {"lance.table.BTreeIndexDetails", "BTree", &OpenBTreeIndex},
+    // pylance 0.36 named the message in its index package; same files.
+    {"lance.index.pb.BTreeIndexDetails", "BTree", &OpenBTreeIndex},
+    {"lance.table.BitmapIndexDetails", "Bitmap", &OpenBitmapIndex},
+};
+
+}  // namespace
+
+const ScalarIndexType* FindScalarIndexType(std::string_view details_type_url) {
+  // pylance 14 writes "/lance.table.BTreeIndexDetails" (prost's Any); other
+  // writers use the "type.googleapis.com/" prefix. The message name decides.
+  const size_t slash = details_type_url.rfind('/');
+  if (slash == std::string_view::npos) return nullptr;
+  const std::string_view message = details_type_url.substr(slash + 1);
+  for (const auto& t : kTypes) {
+    if (t.message_name == message) return &t;
+  }
+  return nullptr;
+}
+
+Result<std::unique_ptr<ScalarIndex>> OpenScalarIndex(const Dataset& dataset, const IndexMetadata& metadata) {
+  const ScalarIndexType* type = FindScalarIndexType(metadata.index_details_type_url);
+  if (type == nullptr) return std::unique_ptr<ScalarIndex>();
+  return type->open(dataset, metadata);
+}
+
+Result<std::shared_ptr<FileReader>> OpenIndexFile(const Dataset& dataset, const IndexMetadata& metadata,
+                                                  const std::string& name) {
+  table::FileLocator locator(DatasetAccess::Store(dataset), dataset.manifest());
+  LANCE_ASSIGN_OR_RAISE(auto location, locator.Index(metadata, name));
+  LANCE_ASSIGN_OR_RAISE(auto file, location.store->OpenInputFile(location.path));
+  auto reader = FileReader::Open(std::move(file), location.FullPath());
+  // A file format the reader does not implement (legacy 0.1 index files of
+  // pylance before 0.21): a layout lance-cpp does not read, not an error.
+  if (!reader.ok() && reader.status().IsNotImplemented()) return std::shared_ptr<FileReader>();
+  return reader;
+}
+
+Result<std::vector<bool>> EvaluateOn(const arrow::compute::Expression& predicate, const std::string& column,
+                                     const std::shared_ptr<arrow::Array>& values) {
+  auto schema = arrow::schema({arrow::field(column, values->type())});
+  auto batch = arrow::RecordBatch::Make(schema, values->length(), {values});
+  LANCE_ASSIGN_OR_RAISE(auto bound, predicate.Bind(*schema));
+  LANCE_ASSIGN_OR_RAISE(auto input, arrow::compute::MakeExecBatch(*schema, batch));
+  LANCE_ASSIGN_OR_RAISE(auto result, arrow::compute::ExecuteScalarExpression(bound, input));
+  std::vector<bool> out(static_cast<size_t>(values->length()), false);
+  if (result.is_scalar()) {
+    const auto& s = static_cast<const arrow::BooleanScalar&>(*result.scalar());
+    if (s.is_valid && s.value) std::fill(out.begin(), out.end(), true);
+    return out;
+  }
+  auto mask = std::static_pointer_cast<arrow::BooleanArray>(result.make_array());
+  for (int64_t i = 0; i < mask->length(); ++i) out[static_cast<size_t>(i)] = mask->IsValid(i) && mask->Value(i);
+  return out;
+}
+
+}  // namespace lance::index
