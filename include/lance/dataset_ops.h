@@ -336,6 +336,11 @@ class DataOverlayBuilder {
     retry_ = retry;
     return *this;
   }
+  /// The transaction only inline in the manifest (writer flag 32).
+  DataOverlayBuilder& DisableTransactionFile(bool disable = true) {
+    disable_transaction_file_ = disable;
+    return *this;
+  }
   Result<std::shared_ptr<Dataset>> Commit();
 
  private:
@@ -346,6 +351,7 @@ class DataOverlayBuilder {
   std::vector<std::pair<uint64_t, std::vector<DataOverlayFile>>> groups_;
   Status error_;
   RetryParams retry_;
+  bool disable_transaction_file_ = false;
 };
 
 }  // namespace lance
