@@ -128,6 +128,14 @@ def test_config_list_reads_pylance(base, lance_cpp):
     assert out == "k1=v1\nk2=v2\n"
 
 
+@pytest.mark.parametrize("flag", [["--replace"], ["--max-retries", "3"], ["--disable-transaction-file"]])
+def test_config_list_refuses_commit_options(flag, base, lance_cpp):
+    """A listing commits nothing, so the options of a commit are refused
+    rather than ignored."""
+    proc = lance_cpp.run("config", base, "list", *flag)
+    assert proc.returncode == 2 and f"{flag[0]} does not go with list, which commits nothing" in proc.stderr, proc.stderr
+
+
 def test_pylance_writes_keep_lance_cpp_config(base, tmp_path, lance_cpp):
     """lance-cpp sets config and every metadata kind; pylance reads them, then
     appends and deletes, and they stay."""
