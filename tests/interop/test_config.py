@@ -414,6 +414,20 @@ def test_create_with_auto_cleanup_as_pylance(interval, older_than, tmp_path, lan
     assert not problems, "\n  ".join(problems)
 
 
+@pytest.mark.parametrize("mode", ["append", "overwrite"])
+def test_auto_cleanup_options_refused_on_existing_dataset(mode, base, tmp_path, lance_cpp):
+    """pylance takes auto_cleanup_options only when creating a dataset;
+    lance-cpp's write refuses them on an existing one rather than ignore them."""
+    uri = tmp_path / "d.lance"
+    shutil.copytree(base, uri)
+    before = lance.dataset(str(uri)).version
+    src = _write_arrow(tmp_path / "src.arrow", rows([200, 201]))
+    proc = lance_cpp.run("write", uri, "--input", src, "--mode", mode, "--auto-cleanup-interval", 5,
+                         "--auto-cleanup-older-than", 0, "--quiet")
+    assert proc.returncode == 2 and "taken only when creating a dataset" in proc.stderr, proc.stderr
+    assert lance.dataset(str(uri)).version == before
+
+
 @pytest.mark.parametrize("cpp,py,conflict", [
     (["set", "k=cpp"], lambda d: d.update_config({"k": "py"}), True),
     (["unset", "k1"], lambda d: d.update_config({"k1": "py"}), True),
