@@ -56,6 +56,11 @@ Field* FindFieldByPath(Schema* schema, const std::string& path, std::vector<Fiel
   }
 }
 
+const Field* FindFieldByPath(const Schema& schema, const std::string& path) {
+  // The lookup changes nothing; only the caller of the other form may.
+  return FindFieldByPath(const_cast<Schema*>(&schema), path, nullptr);
+}
+
 Status ValidateUniqueNames(const std::vector<Field>& fields) {
   std::set<std::string> seen;
   for (const auto& f : fields) {
@@ -381,9 +386,9 @@ Result<std::shared_ptr<Dataset>> DropColumnsBuilder::Commit() {
   Schema schema = ds.manifest().schema;
   for (const auto& path : columns_) {
     if (ops::FindFieldByPath(&schema, path, nullptr) == nullptr) {
-      Schema original = ds.manifest().schema;
-      const bool existed = ops::FindFieldByPath(&original, path, nullptr) != nullptr;
-      if (!existed) return Status::Invalid(what, ": Column ", path, " does not exist in the dataset");
+      if (ops::FindFieldByPath(ds.manifest().schema, path) == nullptr) {
+        return Status::Invalid(what, ": Column ", path, " does not exist in the dataset");
+      }
       continue;  // named twice, or below a column already dropped
     }
     std::vector<Field>* siblings = nullptr;
@@ -475,8 +480,7 @@ Result<std::shared_ptr<Dataset>> AlterColumnsBuilder::Commit() {
   int32_t next_id = ops::MaxFieldId(ds.manifest()) + 1;
   std::vector<std::pair<Field, Field>> casts;  // old, new
   for (const auto& a : alterations_) {
-    Schema original = ds.manifest().schema;
-    const Field* src = ops::FindFieldByPath(&original, a.path, nullptr);
+    const Field* src = ops::FindFieldByPath(ds.manifest().schema, a.path);
     if (src == nullptr) return Status::Invalid(what, ": Column \"", a.path, "\" does not exist in the dataset");
     if (a.data_type) LANCE_RETURN_NOT_OK(CheckCast(ds, *src, a, what));
     if (a.nullable && !*a.nullable && src->nullable) {
