@@ -293,7 +293,8 @@ class DropColumnsBuilder {
   SchemaEvolutionOptions options_;
 };
 
-/// Renames columns and changes their nullability: a Project.
+/// Renames columns and changes their nullability (a Project), or their
+/// type (a Merge: each fragment gets a data file of the cast columns).
 class AlterColumnsBuilder {
  public:
   explicit AlterColumnsBuilder(std::shared_ptr<const Dataset> dataset) : dataset_(std::move(dataset)) {}
