@@ -25,6 +25,7 @@ import lance
 
 import test_manifest_parity as parity
 from cli_output import parse_change
+from conftest import write_fragments
 
 VERSIONS = ["2.0", "2.1", "2.2"]
 METRICS = re.compile(r"removed (\d+) fragments? and (\d+) files?, added (\d+) fragments? and (\d+) files?")
@@ -44,12 +45,7 @@ def rows(start: int, n: int) -> pa.Table:
 
 def build(path: Path, sizes: list, version: str, stable: bool) -> None:
     """One fragment per entry of `sizes`, each its own version."""
-    start = 0
-    for i, n in enumerate(sizes):
-        lance.write_dataset(rows(start, n), path, mode="create" if i == 0 else "append",
-                            data_storage_version=version, enable_stable_row_ids=stable,
-                            max_rows_per_file=n)
-        start += n
+    write_fragments(path, sizes, rows, data_storage_version=version, enable_stable_row_ids=stable)
 
 
 SIZES = [30, 30, 30, 30, 25, 25, 200, 40, 40]

@@ -27,7 +27,7 @@ import lance
 from lance.optimize import Compaction
 
 from cli_output import parse_change
-from conftest import assert_view_matches, pylance_view
+from conftest import assert_view_matches, pylance_view, write_fragments
 
 VERSIONS = ["2.0", "2.1", "2.2"]
 METRICS = re.compile(r"removed (\d+) fragments? and (\d+) files?, added (\d+) fragments? and (\d+) files?")
@@ -44,12 +44,7 @@ def rows(start: int, n: int) -> pa.Table:
 
 def build(path: Path, sizes: list, version: str = "2.1", stable: bool = False) -> None:
     """One fragment per entry of `sizes`, in order (ids 0, 1, ...)."""
-    start = 0
-    for i, n in enumerate(sizes):
-        lance.write_dataset(rows(start, n), path, mode="create" if i == 0 else "append",
-                            data_storage_version=version, enable_stable_row_ids=stable,
-                            max_rows_per_file=n)
-        start += n
+    write_fragments(path, sizes, rows, data_storage_version=version, enable_stable_row_ids=stable)
 
 
 def fragment_starts(sizes: list) -> list:
