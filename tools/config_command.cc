@@ -60,6 +60,12 @@ int RunConfig(const std::vector<std::string>& argv) {
     if (p.size() != (field ? 3u : 2u)) {
       return ReportUsage(action + (field ? " takes a FIELD" : " takes no more arguments"), kUsage);
     }
+    // A listing commits nothing: the options of a commit would be ignored.
+    for (const char* flag : {"--replace", "--max-retries", "--disable-transaction-file"}) {
+      if (args.Has(flag)) {
+        return ReportUsage(std::string(flag) + " does not go with " + action + ", which commits nothing", kUsage);
+      }
+    }
     auto ds = OpenDataset(uri);
     if (!ds.ok()) return ReportError(ds.status());
     const Manifest& m = (*ds)->manifest();

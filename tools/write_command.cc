@@ -142,6 +142,13 @@ int RunWrite(const std::vector<std::string>& argv) {
       return ReportError(opened.status());  // a branch is never created by a write
     }
   }
+  // As pylance's auto_cleanup_options, they take effect only when the write
+  // creates the dataset: refused rather than ignored on an existing one.
+  if (before && params.auto_cleanup) {
+    return ReportUsage("--auto-cleanup-interval and --auto-cleanup-older-than are taken only when creating a "
+                       "dataset; set the lance.auto_cleanup.* keys of " + args.positional[0] + " with config",
+                       kUsage);
+  }
   Result<std::shared_ptr<Dataset>> ds;
   uint64_t rows = 0, fragments = 0;
   if (!before) {

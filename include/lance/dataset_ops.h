@@ -293,7 +293,8 @@ class DropColumnsBuilder {
   SchemaEvolutionOptions options_;
 };
 
-/// Renames columns and changes their nullability: a Project.
+/// Renames columns and changes their nullability (a Project), or their
+/// type (a Merge: each fragment gets a data file of the cast columns).
 class AlterColumnsBuilder {
  public:
   explicit AlterColumnsBuilder(std::shared_ptr<const Dataset> dataset) : dataset_(std::move(dataset)) {}
@@ -336,6 +337,11 @@ class DataOverlayBuilder {
     retry_ = retry;
     return *this;
   }
+  /// The transaction only inline in the manifest (writer flag 32).
+  DataOverlayBuilder& DisableTransactionFile(bool disable = true) {
+    disable_transaction_file_ = disable;
+    return *this;
+  }
   Result<std::shared_ptr<Dataset>> Commit();
 
  private:
@@ -346,6 +352,7 @@ class DataOverlayBuilder {
   std::vector<std::pair<uint64_t, std::vector<DataOverlayFile>>> groups_;
   Status error_;
   RetryParams retry_;
+  bool disable_transaction_file_ = false;
 };
 
 }  // namespace lance

@@ -30,7 +30,10 @@ struct ColumnAlteration {
   /// New nullability; unset = unchanged. Making a column non-nullable
   /// scans it and is refused if it holds a null.
   std::optional<bool> nullable;
-  /// New type; null = unchanged. Not implemented yet (refused).
+  /// New type; null = unchanged. Within the reference's type families
+  /// (integers, floats, temporal types, strings, binaries, booleans), a
+  /// top-level column without an index: it is rewritten under a new field
+  /// id. Nested columns, decimals and lists are refused (NotImplemented).
   std::shared_ptr<arrow::DataType> data_type;
 };
 

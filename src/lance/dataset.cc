@@ -4,7 +4,6 @@
 #include "lance/dataset_internal.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <mutex>
 
@@ -24,6 +23,7 @@
 #include "lance/table/row_id_sequence.h"
 #include "lance/table/tags.h"
 #include "lance/txn/transaction.h"
+#include "lance/util/strings.h"
 
 namespace lance {
 
@@ -41,10 +41,6 @@ struct Dataset::Impl {
 };
 
 namespace {
-
-bool AllDigits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
-}
 
 Result<table::ManifestFile> ReadManifest(const io::ObjectStore& store,
                                          const table::ManifestLocation& loc,
@@ -88,7 +84,7 @@ Result<std::shared_ptr<Dataset>> DatasetAccess::Open(std::shared_ptr<io::ObjectS
   // A tag names a branch and a version: it opens that branch.
   std::optional<std::string> branch = table::StandardizeBranch(options.branch);
   std::optional<uint64_t> tagged;
-  if (!options.version.empty() && !AllDigits(options.version)) {
+  if (!options.version.empty() && !util::AllDigits(options.version)) {
     LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*impl->root));
     auto it = tags.find(options.version);
     if (it == tags.end()) {
@@ -110,7 +106,7 @@ Result<std::shared_ptr<Dataset>> DatasetAccess::Open(std::shared_ptr<io::ObjectS
     impl->location = impl->locations.back();
   } else {
     uint64_t wanted = 0;
-    if (AllDigits(options.version)) {
+    if (util::AllDigits(options.version)) {
       auto [ptr, ec] = std::from_chars(options.version.data(),
                                        options.version.data() + options.version.size(), wanted);
       if (ec != std::errc()) {

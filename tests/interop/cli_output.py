@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 _LINE = re.compile(r"(?P<what>.+); (?:new version (?P<new>\d+)|version (?P<same>\d+) unchanged)")
+_COMPACTION = re.compile(r"removed (\d+) fragments? and (\d+) files?, added (\d+) fragments? and (\d+) files?")
 
 
 @dataclass
@@ -31,6 +32,14 @@ class Change:
         if before:
             return int(before.group(1))
         raise AssertionError(f"no count for {word!r} in {self.what!r}")
+
+
+def compaction_metrics(change: Change) -> list[int]:
+    """compact's counts in pylance's CompactionMetrics order: fragments and
+    files removed, fragments and files added."""
+    m = _COMPACTION.fullmatch(change.what)
+    assert m, f"not compact's 'removed N fragments and N files, added ...': {change.what!r}"
+    return [int(x) for x in m.groups()]
 
 
 def parse_change(stdout: str) -> Change:

@@ -766,6 +766,17 @@ def assert_versions_output(rows: list[list[str]], uri: Any) -> None:
 # --------------------------------------------------------------------------- #
 
 
+def write_fragments(path: Path, sizes: list, make_rows: Callable[[int, int], pa.Table], **params) -> None:
+    """One fragment per entry of `sizes`, each its own version (a create, then
+    appends): make_rows(start, n) gives its n rows, numbered on from the
+    previous fragment's; `params` go to every lance.write_dataset."""
+    start = 0
+    for i, n in enumerate(sizes):
+        lance.write_dataset(make_rows(start, n), path, mode="create" if i == 0 else "append",
+                            max_rows_per_file=n, **params)
+        start += n
+
+
 def small_table(start: int, stop: int) -> pa.Table:
     return pa.table({
         "id": pa.array(range(start, stop), pa.int64()),

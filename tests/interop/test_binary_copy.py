@@ -14,7 +14,6 @@ refuses as pylance does. Then each side compacts the other's result.
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
@@ -24,10 +23,10 @@ import pytest
 import lance
 
 import test_manifest_parity as parity
-from cli_output import parse_change
+from cli_output import compaction_metrics, parse_change
+from conftest import write_fragments
 
 VERSIONS = ["2.0", "2.1", "2.2"]
-METRICS = re.compile(r"removed (\d+) fragments? and (\d+) files?, added (\d+) fragments? and (\d+) files?")
 
 
 def rows(start: int, n: int) -> pa.Table:
@@ -44,12 +43,7 @@ def rows(start: int, n: int) -> pa.Table:
 
 def build(path: Path, sizes: list, version: str, stable: bool) -> None:
     """One fragment per entry of `sizes`, each its own version."""
-    start = 0
-    for i, n in enumerate(sizes):
-        lance.write_dataset(rows(start, n), path, mode="create" if i == 0 else "append",
-                            data_storage_version=version, enable_stable_row_ids=stable,
-                            max_rows_per_file=n)
-        start += n
+    write_fragments(path, sizes, rows, data_storage_version=version, enable_stable_row_ids=stable)
 
 
 SIZES = [30, 30, 30, 30, 25, 25, 200, 40, 40]
@@ -104,7 +98,7 @@ def compact_both(lance_cpp, ours: Path, theirs: Path, mode: str, target: int, se
     m = lance.dataset(theirs).optimize.compact_files(compaction_mode=mode, target_rows_per_fragment=target,
                                                       num_threads=1)
     assert change.committed and change.version == lance.dataset(theirs).version
-    assert [int(x) for x in METRICS.fullmatch(change.what).groups()] == [
+    assert compaction_metrics(change) == [
         m.fragments_removed, m.files_removed, m.fragments_added, m.files_added]
     problems = compare_commits(ours, theirs, base_listing, kept, sequences)
     assert not problems, f"{mode}: lance-cpp's compaction differs from pylance's:\n  " + "\n  ".join(problems)

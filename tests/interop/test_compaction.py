@@ -16,7 +16,6 @@ each side keeps working on the other's result.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 
@@ -26,11 +25,10 @@ import pytest
 import lance
 from lance.optimize import Compaction
 
-from cli_output import parse_change
-from conftest import assert_view_matches, pylance_view
+from cli_output import compaction_metrics, parse_change
+from conftest import assert_view_matches, pylance_view, write_fragments
 
 VERSIONS = ["2.0", "2.1", "2.2"]
-METRICS = re.compile(r"removed (\d+) fragments? and (\d+) files?, added (\d+) fragments? and (\d+) files?")
 
 
 def rows(start: int, n: int) -> pa.Table:
@@ -44,12 +42,7 @@ def rows(start: int, n: int) -> pa.Table:
 
 def build(path: Path, sizes: list, version: str = "2.1", stable: bool = False) -> None:
     """One fragment per entry of `sizes`, in order (ids 0, 1, ...)."""
-    start = 0
-    for i, n in enumerate(sizes):
-        lance.write_dataset(rows(start, n), path, mode="create" if i == 0 else "append",
-                            data_storage_version=version, enable_stable_row_ids=stable,
-                            max_rows_per_file=n)
-        start += n
+    write_fragments(path, sizes, rows, data_storage_version=version, enable_stable_row_ids=stable)
 
 
 def fragment_starts(sizes: list) -> list:
@@ -229,7 +222,7 @@ def test_compact_matches_pylance(tmp_path, lance_cpp, version, stable):
     change = parse_change(proc.stdout)
     m = lance.dataset(theirs).optimize.compact_files(target_rows_per_fragment=250, num_threads=1)
     assert change.committed and change.version == lance.dataset(theirs).version
-    assert [int(x) for x in METRICS.fullmatch(change.what).groups()] == [
+    assert compaction_metrics(change) == [
         m.fragments_removed, m.files_removed, m.fragments_added, m.files_added]
     assert_same_compaction(lance_cpp, ours, theirs, stable)
     if stable:

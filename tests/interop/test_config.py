@@ -128,6 +128,14 @@ def test_config_list_reads_pylance(base, lance_cpp):
     assert out == "k1=v1\nk2=v2\n"
 
 
+@pytest.mark.parametrize("flag", [["--replace"], ["--max-retries", "3"], ["--disable-transaction-file"]])
+def test_config_list_refuses_commit_options(flag, base, lance_cpp):
+    """A listing commits nothing, so the options of a commit are refused
+    rather than ignored."""
+    proc = lance_cpp.run("config", base, "list", *flag)
+    assert proc.returncode == 2 and f"{flag[0]} does not go with list, which commits nothing" in proc.stderr, proc.stderr
+
+
 def test_pylance_writes_keep_lance_cpp_config(base, tmp_path, lance_cpp):
     """lance-cpp sets config and every metadata kind; pylance reads them, then
     appends and deletes, and they stay."""
@@ -404,6 +412,20 @@ def test_create_with_auto_cleanup_as_pylance(interval, older_than, tmp_path, lan
     b = committed(theirs, {}, Renamer(set(), set()))
     problems = diff(a["manifest"], b["manifest"]) + diff(a["transaction"], b["transaction"])
     assert not problems, "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("mode", ["append", "overwrite"])
+def test_auto_cleanup_options_refused_on_existing_dataset(mode, base, tmp_path, lance_cpp):
+    """pylance takes auto_cleanup_options only when creating a dataset;
+    lance-cpp's write refuses them on an existing one rather than ignore them."""
+    uri = tmp_path / "d.lance"
+    shutil.copytree(base, uri)
+    before = lance.dataset(str(uri)).version
+    src = _write_arrow(tmp_path / "src.arrow", rows([200, 201]))
+    proc = lance_cpp.run("write", uri, "--input", src, "--mode", mode, "--auto-cleanup-interval", 5,
+                         "--auto-cleanup-older-than", 0, "--quiet")
+    assert proc.returncode == 2 and "taken only when creating a dataset" in proc.stderr, proc.stderr
+    assert lance.dataset(str(uri)).version == before
 
 
 @pytest.mark.parametrize("cpp,py,conflict", [

@@ -383,6 +383,27 @@ def test_update_overlay_is_refused_without_the_opt_in(lance_cpp, tmp_path, monke
     assert sorted(p.name for p in uri.rglob("*")) == files  # nothing written
 
 
+def test_update_overlay_disable_transaction_file(lance_cpp, tmp_path):
+    """update --overlay --disable-transaction-file records the DataOverlay
+    only inline (no _transactions/ file, writer flag 32), as update does
+    without --overlay; pylance reads the overlaid rows."""
+    import manifest_wire as wire
+
+    uri = _plain(tmp_path, "2.1", False, "d")
+    expected = _copy(uri, tmp_path, "expected.lance")
+    transactions = set(p.name for p in (uri / "_transactions").iterdir())
+    args = [a for c, e in UPDATE_SET for a in ("--set", f"{c} = {e}")]
+    lance_cpp.run_ok("update", uri, *args, "--where", UPDATE_WHERE, "--overlay", "--disable-transaction-file")
+    ds = lance.dataset(uri)
+    assert [len(f.metadata.overlays) for f in ds.get_fragments()] == [1, 1, 1]
+    assert set(p.name for p in (uri / "_transactions").iterdir()) == transactions
+    manifest = wire.read_manifest_file(wire.manifest_path(uri, ds.version))["manifest"]
+    assert "transaction_file" not in manifest
+    assert manifest.get("writer_feature_flags", [0])[0] & 32
+    lance.dataset(expected).update(dict(UPDATE_SET), where=UPDATE_WHERE)
+    assert ds.to_table().sort_by("id").equals(lance.dataset(expected).to_table().sort_by("id"))
+
+
 @pytest.mark.parametrize("stable", [False, True], ids=["addr-ids", "stable-ids"])
 @pytest.mark.parametrize("version", ["2.0", "2.2"])
 def test_data_overlay_manifest_matches_pylance(lance_cpp, tmp_path, version, stable):

@@ -168,6 +168,17 @@ def _compare_commit(ours: Path, theirs: Path, listings: tuple, renamers: tuple) 
     return problems
 
 
+def _twins(base: Path, tmp_path: Path) -> tuple:
+    """Two copies of `base`, lance-cpp's and pylance's, the names of the
+    files they start with, and a Renamer for each side."""
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    shutil.copytree(base, ours)
+    shutil.copytree(base, theirs)
+    kept_paths, kept_ids = parity._base_names(ours)
+    renamers = (parity.Renamer(kept_paths, kept_ids), parity.Renamer(kept_paths, kept_ids))
+    return ours, theirs, kept_paths, renamers
+
+
 def _new_files(uri: Path, kept: set) -> list[tuple[int, str]]:
     out = []
     for frag in lance.dataset(str(uri)).get_fragments():
@@ -185,11 +196,7 @@ PARITY_CASES = [pytest.param(case, v, stable, id=f"{case}-{v}-{'stable' if stabl
 
 @pytest.mark.parametrize("case,version,stable", PARITY_CASES)
 def test_schema_change_parity(case, version, stable, bases, tmp_path, lance_cpp):
-    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
-    shutil.copytree(bases[(version, stable)], ours)
-    shutil.copytree(bases[(version, stable)], theirs)
-    kept_paths, kept_ids = parity._base_names(ours)
-    renamers = (parity.Renamer(kept_paths, kept_ids), parity.Renamer(kept_paths, kept_ids))
+    ours, theirs, kept_paths, renamers = _twins(bases[(version, stable)], tmp_path)
     for step in CASES[case]:
         listings = (parity._listing(ours), parity._listing(theirs))
         args, py = STEPS[step]
@@ -252,10 +259,7 @@ def _scan(lance_cpp, uri: Path, out: Path) -> Path:
 def test_add_columns_data_files_byte_identical(version, bases, tmp_path, lance_cpp):
     """Columns computed from varied values are written as pylance writes
     them, byte for byte (deleted rows' blanks included)."""
-    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
-    shutil.copytree(bases[(version, False)], ours)
-    shutil.copytree(bases[(version, False)], theirs)
-    kept, _ = parity._base_names(ours)
+    ours, theirs, kept, _ = _twins(bases[(version, False)], tmp_path)
     exprs = {"y": "id * 3 - 7", "z": "st.b || '-z'", "t": "st.a * 2"}
     lance_cpp.run_ok("add-columns", ours, *[f"{k}={v}" for k, v in exprs.items()])
     lance.dataset(str(theirs)).add_columns(exprs)
@@ -359,11 +363,7 @@ def test_indices_after_schema_changes(case, bases, tmp_path, lance_cpp):
     ds = lance.dataset(str(base))
     ds.create_scalar_index("x", "BTREE")
     ds.create_scalar_index("id", "BTREE")
-    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
-    shutil.copytree(base, ours)
-    shutil.copytree(base, theirs)
-    kept_paths, kept_ids = parity._base_names(ours)
-    renamers = (parity.Renamer(kept_paths, kept_ids), parity.Renamer(kept_paths, kept_ids))
+    ours, theirs, kept_paths, renamers = _twins(base, tmp_path)
     listings = (parity._listing(ours), parity._listing(theirs))
     args, py = {"drop-indexed": (["drop-columns", "x"], lambda d: d.drop_columns(["x"])),
                 "drop-other": (["drop-columns", "s"], lambda d: d.drop_columns(["s"])),
@@ -401,11 +401,7 @@ def test_add_columns_over_fully_deleted_batches(pred, tmp_path, lance_cpp):
     base = tmp_path / "base.lance"
     lance.write_dataset(base_table(0, 3000).drop_columns(["st"]), str(base), data_storage_version="2.1")
     lance.dataset(str(base)).delete(pred)
-    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
-    shutil.copytree(base, ours)
-    shutil.copytree(base, theirs)
-    kept_paths, kept_ids = parity._base_names(ours)
-    renamers = (parity.Renamer(kept_paths, kept_ids), parity.Renamer(kept_paths, kept_ids))
+    ours, theirs, kept_paths, renamers = _twins(base, tmp_path)
     listings = (parity._listing(ours), parity._listing(theirs))
     exprs = {"y": "id * 2 + 1", "z": "s || 'q'", "t": "x"}
     lance_cpp.run_ok("add-columns", ours, *[f"{k}={v}" for k, v in exprs.items()])

@@ -29,6 +29,13 @@ Field Int64Field() {
   return schema->fields[0];
 }
 
+Result<std::unique_ptr<FieldEncoder>> Int64Encoder(bool v2_0, uint64_t cache_bytes) {
+  EncoderOptions options;
+  options.version = v2_0 ? FileVersion::kV2_0 : FileVersion::kV2_1;
+  options.cache_bytes_per_column = cache_bytes;
+  return v2_0 ? MakeFieldEncoderV2_0(Int64Field(), 0, options) : MakeFieldEncoderV2_1(Int64Field(), 0, options);
+}
+
 using PageBytes = std::vector<std::vector<std::string>>;  // per page, its buffers
 
 PageBytes BytesOf(const std::vector<EncodedPage>& pages) {
@@ -50,10 +57,7 @@ struct Outcome {
 };
 
 Outcome AppendSlices(bool v2_0, uint64_t cache_bytes) {
-  EncoderOptions options;
-  options.version = v2_0 ? FileVersion::kV2_0 : FileVersion::kV2_1;
-  options.cache_bytes_per_column = cache_bytes;
-  auto encoder = v2_0 ? MakeFieldEncoderV2_0(Int64Field(), 0, options) : MakeFieldEncoderV2_1(Int64Field(), 0, options);
+  auto encoder = Int64Encoder(v2_0, cache_bytes);
   EXPECT_TRUE(encoder.ok()) << encoder.status().ToString();
   std::weak_ptr<arrow::Buffer> parent_values;
   {
@@ -78,11 +82,8 @@ Outcome AppendSlices(bool v2_0, uint64_t cache_bytes) {
 
 // The same values handed over as compact arrays of their own.
 PageBytes AppendCompact(bool v2_0, uint64_t cache_bytes) {
-  EncoderOptions options;
-  options.version = v2_0 ? FileVersion::kV2_0 : FileVersion::kV2_1;
-  options.cache_bytes_per_column = cache_bytes;
-  auto encoder = v2_0 ? MakeFieldEncoderV2_0(Int64Field(), 0, options) : MakeFieldEncoderV2_1(Int64Field(), 0, options);
-  EXPECT_TRUE(encoder.ok());
+  auto encoder = Int64Encoder(v2_0, cache_bytes);
+  EXPECT_TRUE(encoder.ok()) << encoder.status().ToString();
   for (int64_t offset : {1000, 5000}) {
     auto values = Int64s(100, 3 + offset * 7);
     EXPECT_TRUE((*encoder)->Append(values).ok());

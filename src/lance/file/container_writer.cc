@@ -79,13 +79,13 @@ Status ContainerWriter::WriteRaw(const void* data, uint64_t size) {
 }
 
 Status ContainerWriter::WritePadded(const void* data, uint64_t size) {
-  std::array<uint8_t, kPageBufferAlignment> kPad;
-  kPad.fill(pad_byte_);
+  std::array<uint8_t, kPageBufferAlignment> fill;  // this writer's pad byte (set_padding)
+  fill.fill(pad_byte_);
   LANCE_RETURN_NOT_OK(WriteRaw(data, size));
   // Padding depends on the buffer's length alone, as in the reference (a
   // buffer that starts unaligned stays so; none does in practice).
   const uint64_t pad = (alignment_ - size % alignment_) % alignment_;
-  return WriteRaw(kPad.data(), pad);
+  return WriteRaw(fill.data(), pad);
 }
 
 Status ContainerWriter::WriteU64(uint64_t v) {

@@ -1,10 +1,10 @@
 #include "lance/ops/auto_cleanup.h"
 
-#include <chrono>
 #include <limits>
 
 #include "lance/dataset_internal.h"
 #include "lance/table/manifest_location.h"
+#include "lance/util/clock.h"
 #include "lance/warnings.h"
 
 namespace lance::ops {
@@ -183,10 +183,8 @@ Result<txn::CommitResult> CommitTransaction(const io::ObjectStore& store, txn::T
       for (const auto& l : locations) versions.push_back(l.version);
       std::sort(versions.begin(), versions.end());
     }
-    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
-    LANCE_ASSIGN_OR_RAISE(auto policy, AutoCleanupPolicy(result.manifest.config, result.version, versions, now));
+    LANCE_ASSIGN_OR_RAISE(auto policy,
+                          AutoCleanupPolicy(result.manifest.config, result.version, versions, util::NowNanos()));
     if (!policy || result.version <= 1) return Status::OK();
     if (result.manifest.branch) {
       // A branch's cleanup needs the dataset root (its tags and the

@@ -16,6 +16,7 @@
 #include "lance/table/manifest_location.h"
 #include "lance/table/tags.h"
 #include "lance/txn/commit.h"
+#include "lance/util/clock.h"
 #include "lance/util/progress_reporter.h"
 
 namespace lance {
@@ -113,13 +114,6 @@ bool Referenced(Kind kind, const std::string& relative, const ReferencedFiles& r
 
 }  // namespace
 
-namespace {
-int64_t NowNanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
-
 Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& root,
                                      const std::shared_ptr<io::ObjectStore>& store,
                                      const std::optional<std::string>& branch, int64_t older_than_seconds,
@@ -128,7 +122,7 @@ Result<CleanupResult> ops::CleanupIn(const std::shared_ptr<io::ObjectStore>& roo
     return Status::Invalid("cleanup of ", store->uri(), ": older-than must not be negative");
   }
   CleanupPolicy policy;
-  policy.before_timestamp_nanos = NowNanos() - older_than_seconds * kNanosPerSecond;
+  policy.before_timestamp_nanos = util::NowNanos() - older_than_seconds * kNanosPerSecond;
   policy.delete_unverified = delete_unverified;
   policy.error_if_tagged_old_versions = options.error_if_tagged_old_versions;
   return CleanupWithPolicy(root, store, branch, policy, options);
@@ -143,7 +137,7 @@ Result<CleanupResult> ops::CleanupWithPolicy(const std::shared_ptr<io::ObjectSto
   LANCE_ASSIGN_OR_RAISE(auto base, txn::LoadLatestForWrite(*store));
   if (!base) return Status::IOError("dataset not found: ", uri);
   const uint64_t latest = policy.keep_from_version ? policy.keep_from_version : base->location.version;
-  const int64_t now = NowNanos();
+  const int64_t now = util::NowNanos();
 
   // Kept whatever their age: versions of this branch a tag names, and
   // those branches were made from (pylance 14 keeps a branch's parent

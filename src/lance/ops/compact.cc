@@ -412,7 +412,8 @@ Result<bool> BinaryCopyTask(const Dataset& dataset, const CompactionOptions& opt
     Status st = ops::CheckBinaryCopyTarget(result->original_fragments, target);
     if (!st.ok()) return st.WithMessage("compaction of fragments of ", dataset.uri(), ": ", st.message());
   }
-  if (!ops::BinaryCopyEligible(dataset, result->original_fragments, target)) {
+  auto layouts = ops::BinaryCopyLayouts(dataset, result->original_fragments, target);
+  if (!layouts) {
     if (options.compaction_mode == CompactionMode::kTryBinaryCopy) return false;
     std::string ids;
     for (const auto& f : result->original_fragments) ids += (ids.empty() ? "" : ", ") + std::to_string(f.id);
@@ -421,7 +422,7 @@ Result<bool> BinaryCopyTask(const Dataset& dataset, const CompactionOptions& opt
                                   "fragments without deletions, blobs or overlays, whose files share one "
                                   "version and layout)");
   }
-  auto written = ops::BinaryCopyFragments(dataset, result->original_fragments, file_rows);
+  auto written = ops::BinaryCopyFragments(dataset, result->original_fragments, *layouts, file_rows);
   if (!written.ok()) return written.status().WithMessage("compaction of fragments of ", dataset.uri(), ": ",
                                                          written.status().message());
   result->new_fragments = std::move(*written);

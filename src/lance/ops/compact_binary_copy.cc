@@ -25,36 +25,42 @@ std::string SchemaBytes(const Schema& schema) {
   return proto.SerializeAsString();
 }
 
-Result<bool> Eligible(const Dataset& dataset, const std::vector<Fragment>& fragments,
-                      const std::string& target_version) {
+// The layouts of the data files of `fragments` (in order) when they are
+// eligible, else nullopt.
+Result<std::optional<std::vector<FileLayout>>> EligibleLayouts(const Dataset& dataset,
+                                                               const std::vector<Fragment>& fragments,
+                                                               const std::string& target_version) {
   for (const auto& field : dataset.manifest().schema.FieldsPreOrder()) {
-    if (file::IsBlobV2Field(field) || field.metadata.count(file::v2_0::kBlobMetaKey)) return false;
+    if (file::IsBlobV2Field(field) || field.metadata.count(file::v2_0::kBlobMetaKey)) return std::nullopt;
   }
   LANCE_ASSIGN_OR_RAISE(std::string storage, dataset.DataStorageVersion());
   LANCE_ASSIGN_OR_RAISE(file::FileVersion version, file::FileVersionFromString(storage));
-  if (version == file::FileVersion::kLegacy) return false;
+  if (version == file::FileVersion::kLegacy) return std::nullopt;
   LANCE_ASSIGN_OR_RAISE(file::FileVersion target, file::FileVersionFromString(target_version));
-  if (target != version) return false;  // the copy cannot change a file's version
-  if (fragments.empty() || fragments.front().files.empty()) return false;
+  if (target != version) return std::nullopt;  // the copy cannot change a file's version
+  if (fragments.empty() || fragments.front().files.empty()) return std::nullopt;
   const DataFile& first = fragments.front().files.front();
   const std::string schema = SchemaBytes(dataset.manifest().schema);
+  std::vector<FileLayout> layouts;
   for (const auto& fragment : fragments) {
-    if (fragment.deletion_file || !fragment.overlays.empty()) return false;
-    if (fragment.files.empty()) return false;
+    if (fragment.deletion_file || !fragment.overlays.empty()) return std::nullopt;
+    if (fragment.files.empty()) return std::nullopt;
     for (const auto& f : fragment.files) {
       auto v = file::FileVersionFromPair(f.file_major_version, f.file_minor_version);
-      if (!v.ok() || *v != version) return false;
-      if (f.fields != first.fields || f.column_indices != first.column_indices) return false;
+      if (!v.ok() || *v != version) return std::nullopt;
+      if (f.fields != first.fields || f.column_indices != first.column_indices) return std::nullopt;
       LANCE_ASSIGN_OR_RAISE(auto input, dataset.OpenDataFile(f));
-      LANCE_ASSIGN_OR_RAISE(auto layout, file::ReadLayout(*input, f.path));
+      LANCE_ASSIGN_OR_RAISE(std::string location, dataset.DataFileLocation(f));
+      LANCE_ASSIGN_OR_RAISE(auto layout, file::ReadLayout(*input, location));
       // The footer is written anew: any global buffer but the schema would be lost.
-      if (layout.global_buffers.size() > 1) return false;
+      if (layout.global_buffers.size() > 1) return std::nullopt;
       // Its pages must be what the dataset's schema says (not a file from
       // before a column was dropped).
-      if (SchemaBytes(layout.schema) != schema) return false;
+      if (SchemaBytes(layout.schema) != schema) return std::nullopt;
+      layouts.push_back(std::move(layout));
     }
   }
-  return true;
+  return layouts;
 }
 
 // The columns of a 2.0 file that hold a struct's row count (every field has
@@ -73,10 +79,11 @@ std::set<uint32_t> StructColumns(const Schema& schema, const DataFile& file) {
 
 }  // namespace
 
-bool BinaryCopyEligible(const Dataset& dataset, const std::vector<Fragment>& fragments,
-                        const std::string& target_version) {
-  auto eligible = Eligible(dataset, fragments, target_version);
-  return eligible.ok() && *eligible;
+std::optional<std::vector<FileLayout>> BinaryCopyLayouts(const Dataset& dataset, const std::vector<Fragment>& fragments,
+                                                         const std::string& target_version) {
+  auto layouts = EligibleLayouts(dataset, fragments, target_version);
+  if (!layouts.ok()) return std::nullopt;
+  return std::move(*layouts);
 }
 
 void ConcatenateLineage(const std::vector<Fragment>& old_fragments, std::vector<Fragment>* new_fragments) {
@@ -118,6 +125,7 @@ Status CheckBinaryCopyTarget(const std::vector<Fragment>& fragments, const std::
 }
 
 Result<std::vector<Fragment>> BinaryCopyFragments(const Dataset& dataset, const std::vector<Fragment>& fragments,
+                                                  const std::vector<FileLayout>& layouts,
                                                   const std::vector<uint64_t>& file_rows) {
   const io::ObjectStore& store = *DatasetAccess::Store(dataset);
   const Schema& schema = dataset.manifest().schema;
@@ -141,11 +149,15 @@ Result<std::vector<Fragment>> BinaryCopyFragments(const Dataset& dataset, const 
     return Status::OK();
   };
   Status st = [&]() -> Status {
+    size_t next_layout = 0;
     for (const auto& fragment : fragments) {
       for (const auto& f : fragment.files) {
+        if (next_layout == layouts.size()) {
+          return Status::Invalid("binary copy: ", layouts.size(), " layouts given for more data files");
+        }
+        const FileLayout& layout = layouts[next_layout++];
         LANCE_ASSIGN_OR_RAISE(auto input, dataset.OpenDataFile(f));
         LANCE_ASSIGN_OR_RAISE(std::string location, dataset.DataFileLocation(f));
-        LANCE_ASSIGN_OR_RAISE(auto layout, file::ReadLayout(*input, location));
         if (!model) model = f;
         if (!writer) {
           LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout.major_version, layout.minor_version));

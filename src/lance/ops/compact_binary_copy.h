@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "lance/dataset.h"
+#include "lance/file_reader.h"
 #include "lance/fragment.h"
 #include "lance/status.h"
 
@@ -19,19 +21,23 @@ namespace lance::ops {
 /// dataset's version (and the target's), with the first file's field ids
 /// and column indices, and no global buffer beyond the schema. Files it
 /// cannot read make the task ineligible, as the reference's check.
-bool BinaryCopyEligible(const Dataset& dataset, const std::vector<Fragment>& fragments,
-                        const std::string& target_version);
+/// Eligible: the layouts of the data files, fragment by fragment, file by
+/// file, read once for BinaryCopyFragments; else nullopt.
+std::optional<std::vector<FileLayout>> BinaryCopyLayouts(const Dataset& dataset, const std::vector<Fragment>& fragments,
+                                                         const std::string& target_version);
 
 /// force_binary_copy's first check, as pylance 14's: every data file of
 /// `fragments` is of `target_version`, else NotImplemented naming the file.
 Status CheckBinaryCopyTarget(const std::vector<Fragment>& fragments, const std::string& target_version);
 
-/// Copies the pages of `fragments` (eligible ones) into new data files:
+/// Copies the pages of `fragments` (eligible ones, whose BinaryCopyLayouts
+/// are `layouts`) into new data files:
 /// file i ends after the input file that brings it to `file_rows[i]` rows
 /// (the re-encode path's even split), later ones the rest, as
 /// pylance 14's copy cuts them. The new fragments come without ids or row
 /// ids. Removes what it wrote if it fails.
 Result<std::vector<Fragment>> BinaryCopyFragments(const Dataset& dataset, const std::vector<Fragment>& fragments,
+                                                  const std::vector<FileLayout>& layouts,
                                                   const std::vector<uint64_t>& file_rows);
 
 /// With stable row ids, pylance 14's copy gives each new fragment the

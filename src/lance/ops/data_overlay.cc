@@ -67,6 +67,7 @@ Result<std::shared_ptr<Dataset>> DataOverlayBuilder::Commit() {
   txn::CommitOptions options;
   options.latest = &base;
   options.num_retries = static_cast<int>(retry_.num_retries);
+  options.disable_transaction_file = disable_transaction_file_;
   auto t = txn::Transaction::Make(dataset_->version(), std::move(op));
   LANCE_ASSIGN_OR_RAISE(auto result, ops::CommitTransaction(store, std::move(t), options));
   return ops::AtVersion(*dataset_, result.version);

@@ -3,10 +3,10 @@
 #include <arrow/util/byte_size.h>
 
 #include <algorithm>
-#include <random>
 #include <tuple>
 
 #include "lance/file/blob_v2.h"
+#include "lance/util/random.h"
 
 namespace lance::ops {
 namespace {
@@ -39,12 +39,7 @@ void SetFileFields(const Schema& schema, const std::string& storage_version, Dat
 // The reference's data file names: the bits of three random bytes, then 26
 // hex digits for thirteen more, plus ".lance".
 std::string NewDataFileName() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  uint8_t b[16];
-  for (int i = 0; i < 16; i += 8) {
-    const uint64_t v = rng();
-    for (int j = 0; j < 8; ++j) b[i + j] = static_cast<uint8_t>(v >> (8 * j));
-  }
+  const auto b = util::RandomBytes16();
   std::string name;
   for (int i = 0; i < 3; ++i) {
     for (int bit = 7; bit >= 0; --bit) name += ((b[i] >> bit) & 1) ? '1' : '0';

@@ -56,6 +56,11 @@ Field* FindFieldByPath(Schema* schema, const std::string& path, std::vector<Fiel
   }
 }
 
+const Field* FindFieldByPath(const Schema& schema, const std::string& path) {
+  // The lookup changes nothing; only the caller of the other form may.
+  return FindFieldByPath(const_cast<Schema*>(&schema), path, nullptr);
+}
+
 Status ValidateUniqueNames(const std::vector<Field>& fields) {
   std::set<std::string> seen;
   for (const auto& f : fields) {
@@ -84,9 +89,6 @@ Result<std::shared_ptr<Dataset>> CommitSchemaChange(const Dataset& dataset, txn:
   return ops::AtVersion(dataset, result.version);
 }
 
-// pylance 14's check_field_conflict at the top level: a new column of an
-// existing name is refused, by its type (a struct onto a struct would add
-// sub-columns, which lance-cpp does not do yet).
 // The data files a Merge adds (the last file of each fragment it lists):
 // removed when it is not committed.
 void RemoveNewFiles(const Dataset& dataset, const std::vector<Fragment>& fragments) {
@@ -105,6 +107,9 @@ Result<std::shared_ptr<Dataset>> CommitWithNewFiles(const Dataset& dataset, txn:
   return committed;
 }
 
+// pylance 14's check_field_conflict at the top level: a new column of an
+// existing name is refused, by its type (a struct onto a struct would add
+// sub-columns, which lance-cpp does not do yet).
 Status CheckNewNames(const Dataset& dataset, const arrow::FieldVector& fields, const std::string& what) {
   LANCE_ASSIGN_OR_RAISE(auto schema, dataset.ArrowSchema());
   std::set<std::string> seen;
@@ -381,9 +386,9 @@ Result<std::shared_ptr<Dataset>> DropColumnsBuilder::Commit() {
   Schema schema = ds.manifest().schema;
   for (const auto& path : columns_) {
     if (ops::FindFieldByPath(&schema, path, nullptr) == nullptr) {
-      Schema original = ds.manifest().schema;
-      const bool existed = ops::FindFieldByPath(&original, path, nullptr) != nullptr;
-      if (!existed) return Status::Invalid(what, ": Column ", path, " does not exist in the dataset");
+      if (ops::FindFieldByPath(ds.manifest().schema, path) == nullptr) {
+        return Status::Invalid(what, ": Column ", path, " does not exist in the dataset");
+      }
       continue;  // named twice, or below a column already dropped
     }
     std::vector<Field>* siblings = nullptr;
@@ -475,8 +480,7 @@ Result<std::shared_ptr<Dataset>> AlterColumnsBuilder::Commit() {
   int32_t next_id = ops::MaxFieldId(ds.manifest()) + 1;
   std::vector<std::pair<Field, Field>> casts;  // old, new
   for (const auto& a : alterations_) {
-    Schema original = ds.manifest().schema;
-    const Field* src = ops::FindFieldByPath(&original, a.path, nullptr);
+    const Field* src = ops::FindFieldByPath(ds.manifest().schema, a.path);
     if (src == nullptr) return Status::Invalid(what, ": Column \"", a.path, "\" does not exist in the dataset");
     if (a.data_type) LANCE_RETURN_NOT_OK(CheckCast(ds, *src, a, what));
     if (a.nullable && !*a.nullable && src->nullable) {
@@ -545,17 +549,15 @@ Result<std::shared_ptr<Dataset>> AlterColumnsBuilder::Commit() {
     // Files left with no field of the new schema leave their fragments.
     std::set<int32_t> live;
     for (const auto& f : schema.FieldsPreOrder()) live.insert(f.id);
-    std::vector<Fragment> written = fragments;
     for (auto& f : fragments) {
       std::erase_if(f.files, [&](const DataFile& file) {
         return std::none_of(file.fields.begin(), file.fields.end(), [&](int32_t id) { return live.count(id) > 0; });
       });
     }
+    // Each fragment's new file stays, last: it holds the cast fields.
     merge.fragments = std::move(fragments);
     merge.schema = std::move(schema);
-    auto committed = CommitSchemaChange(ds, std::move(merge), options_);
-    if (!committed.ok() && txn::IsCommitConflict(committed.status())) RemoveNewFiles(ds, written);
-    return committed;
+    return CommitWithNewFiles(ds, std::move(merge), options_);
   }
   txn::Project project;
   project.schema = std::move(schema);

@@ -26,6 +26,8 @@ Result<Schema> NewFieldsSchema(const Manifest& manifest, const arrow::FieldVecto
 /// The field at `path` ("a" or "a.b", names matched exactly), or null;
 /// `*siblings` gets the list it is in.
 Field* FindFieldByPath(Schema* schema, const std::string& path, std::vector<Field>** siblings);
+/// The same, read-only.
+const Field* FindFieldByPath(const Schema& schema, const std::string& path);
 
 /// Refuses two fields of the same name under one parent (as the
 /// reference's Schema::validate).

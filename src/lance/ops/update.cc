@@ -237,7 +237,7 @@ Result<UpdateResult> UpdateAsOverlay(const std::shared_ptr<const Dataset>& datas
   }
   std::vector<std::unique_ptr<ops::FragmentWriter>> writers;
   auto builder = dataset->NewDataOverlay();
-  builder.Options(options.retry);
+  builder.Options(options.retry).DisableTransactionFile(options.disable_transaction_file);
   auto written = [&]() -> Status {
     for (auto& [frag, batches] : values) {
       ops::FragmentWriterOptions writer_options;

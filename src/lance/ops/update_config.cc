@@ -5,6 +5,7 @@
 #include "lance/dataset_internal.h"
 #include "lance/dataset_ops.h"
 #include "lance/ops/dataset_ops_internal.h"
+#include "lance/ops/schema_evolution_internal.h"
 #include "lance/table/feature_flags.h"
 
 namespace lance {
@@ -12,21 +13,7 @@ namespace {
 
 // "s.x" -> the id of field x inside s.
 Result<int32_t> FieldIdOf(const Schema& schema, const std::string& path) {
-  const std::vector<Field>* level = &schema.fields;
-  const Field* found = nullptr;
-  size_t start = 0;
-  while (start <= path.size()) {
-    const size_t dot = path.find('.', start);
-    const std::string name = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    found = nullptr;
-    for (const auto& f : *level) {
-      if (f.name == name) found = &f;
-    }
-    if (!found) break;
-    if (dot == std::string::npos) return found->id;
-    level = &found->children;
-    start = dot + 1;
-  }
+  if (const Field* found = ops::FindFieldByPath(schema, path)) return found->id;
   // pylance's message lists every path.
   std::ostringstream all;
   std::function<void(const std::vector<Field>&, const std::string&)> list = [&](const std::vector<Field>& fields,

@@ -1,7 +1,6 @@
 // WriteDataset: rows into new data files (fragments, by ops::FragmentWriter),
 // then one commit: Overwrite for create and overwrite, Append for append.
 #include <algorithm>
-#include <cctype>
 
 #include <arrow/array.h>
 #include <arrow/record_batch.h>
@@ -16,6 +15,7 @@
 #include "lance/ops/fragment_writer.h"
 #include "lance/txn/commit.h"
 #include "lance/util/progress_reporter.h"
+#include "lance/util/strings.h"
 #include "lance/write.h"
 
 namespace lance {
@@ -96,10 +96,6 @@ struct ResolvedBases {
   std::vector<ops::WriteTarget> targets;
 };
 
-bool AllDigits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
-}
-
 Result<ResolvedBases> ResolveBases(const WriteParams& params, const Manifest* existing, const std::string& uri) {
   ResolvedBases out;
   if (existing) out.all = existing->base_paths;
@@ -127,7 +123,7 @@ Result<ResolvedBases> ResolveBases(const WriteParams& params, const Manifest* ex
         break;
       }
     }
-    if (!found && AllDigits(ref)) {
+    if (!found && util::AllDigits(ref)) {
       for (const auto& b : out.all) {
         if (std::to_string(b.id) == ref) found = &b;
       }

@@ -86,16 +86,33 @@ void CollectColumns(const cp::Expression& expr, std::vector<std::string>* out,
   }
 }
 
-}  // namespace
-
-Result<cp::Expression> ParseFilter(std::string_view sql, const arrow::Schema& schema) {
+// Tokenizes and parses `sql`; `what` names it in the error for an empty one
+// ("the filter", "the expression").
+Result<filter::NodePtr> ParseTree(std::string_view sql, std::string_view what) {
   size_t pos = 0;
   auto tokens = filter::Tokenize(sql, &pos);
   if (!tokens.ok()) return FilterError(sql, pos, tokens.status().message());
-  if (tokens->size() == 1) return FilterError(sql, tokens->front().pos, "the filter is empty");
+  if (tokens->size() == 1) return FilterError(sql, tokens->front().pos, std::string(what) + " is empty");
   filter::SyntaxError syntax;
   filter::NodePtr root = filter::ParseTokens(*tokens, filter::ParseLimits{}, &syntax);
   if (!root) return FilterError(sql, syntax.pos, syntax.message);
+  return root;
+}
+
+// A value expression's tree, bound and cast to `target` (null: its own type).
+Result<cp::Expression> BindValueTree(std::string_view sql, filter::Node* root, const arrow::Schema& schema,
+                                     const std::shared_ptr<arrow::DataType>& target) {
+  size_t pos = 0;
+  auto bound = filter::BindValue(root, schema, target, &pos);
+  if (!bound.ok()) return FilterError(sql, pos, bound.status().message());
+  return bound;
+}
+
+}  // namespace
+
+Result<cp::Expression> ParseFilter(std::string_view sql, const arrow::Schema& schema) {
+  LANCE_ASSIGN_OR_RAISE(filter::NodePtr root, ParseTree(sql, "the filter"));
+  size_t pos = 0;
   auto bound = filter::BindFilter(root.get(), schema, &pos);
   if (!bound.ok()) return FilterError(sql, pos, bound.status().message());
   return bound;
@@ -103,16 +120,8 @@ Result<cp::Expression> ParseFilter(std::string_view sql, const arrow::Schema& sc
 
 Result<cp::Expression> ParseValue(std::string_view sql, const arrow::Schema& schema,
                                   const std::shared_ptr<arrow::DataType>& target) {
-  size_t pos = 0;
-  auto tokens = filter::Tokenize(sql, &pos);
-  if (!tokens.ok()) return FilterError(sql, pos, tokens.status().message());
-  if (tokens->size() == 1) return FilterError(sql, tokens->front().pos, "the expression is empty");
-  filter::SyntaxError syntax;
-  filter::NodePtr root = filter::ParseTokens(*tokens, filter::ParseLimits{}, &syntax);
-  if (!root) return FilterError(sql, syntax.pos, syntax.message);
-  auto bound = filter::BindValue(root.get(), schema, target, &pos);
-  if (!bound.ok()) return FilterError(sql, pos, bound.status().message());
-  return bound;
+  LANCE_ASSIGN_OR_RAISE(filter::NodePtr root, ParseTree(sql, "the expression"));
+  return BindValueTree(sql, root.get(), schema, target);
 }
 
 namespace {
@@ -151,17 +160,10 @@ bool Nullable(const filter::Node& node, const arrow::Schema& schema) {
 }  // namespace
 
 Result<NewColumnValue> ParseNewColumn(std::string_view sql, const arrow::Schema& schema) {
-  size_t pos = 0;
-  auto tokens = filter::Tokenize(sql, &pos);
-  if (!tokens.ok()) return FilterError(sql, pos, tokens.status().message());
-  if (tokens->size() == 1) return FilterError(sql, tokens->front().pos, "the expression is empty");
-  filter::SyntaxError syntax;
-  filter::NodePtr root = filter::ParseTokens(*tokens, filter::ParseLimits{}, &syntax);
-  if (!root) return FilterError(sql, syntax.pos, syntax.message);
-  auto bound = filter::BindValue(root.get(), schema, nullptr, &pos);
-  if (!bound.ok()) return FilterError(sql, pos, bound.status().message());
+  LANCE_ASSIGN_OR_RAISE(filter::NodePtr root, ParseTree(sql, "the expression"));
+  LANCE_ASSIGN_OR_RAISE(cp::Expression bound, BindValueTree(sql, root.get(), schema, nullptr));
   NewColumnValue out;
-  auto expr = bound->Bind(schema);
+  auto expr = bound.Bind(schema);
   if (!expr.ok()) return FilterError(sql, root->pos, expr.status().message());
   out.expr = std::move(*expr);
   out.type = out.expr.type()->GetSharedPtr();

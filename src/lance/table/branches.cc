@@ -1,9 +1,10 @@
 #include "lance/table/branches.h"
 
 #include <cctype>
-#include <random>
 
 #include <nlohmann/json.hpp>
+
+#include "lance/util/random.h"
 
 namespace lance::table {
 namespace {
@@ -173,15 +174,8 @@ Result<std::map<std::string, BranchContents>> ListBranches(const io::ObjectStore
 }
 
 std::string NewBranchId() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  uint8_t b[16];
-  for (int i = 0; i < 16; i += 8) {
-    const uint64_t v = rng();
-    for (int j = 0; j < 8; ++j) b[i + j] = static_cast<uint8_t>(v >> (8 * j));
-  }
-  b[6] = static_cast<uint8_t>((b[6] & 0x0F) | 0x40);
-  b[8] = static_cast<uint8_t>((b[8] & 0x3F) | 0x80);
-  return Hex(b, 16);
+  const auto b = util::RandomUuidBytes();
+  return Hex(b.data(), b.size());
 }
 
 }  // namespace lance::table

@@ -100,14 +100,7 @@ Result<::lance::Fragment> FragmentFromProto(const pb::table::DataFragment& proto
   ::lance::Fragment frag;
   frag.id = proto.id();
   for (const auto& pf : proto.files()) {
-    DataFile file;
-    file.path = pf.path();
-    file.fields.assign(pf.fields().begin(), pf.fields().end());
-    file.column_indices.assign(pf.column_indices().begin(), pf.column_indices().end());
-    file.file_major_version = pf.file_major_version();
-    file.file_minor_version = pf.file_minor_version();
-    file.file_size_bytes = pf.file_size_bytes();
-    if (pf.has_base_id()) file.base_id = pf.base_id();
+    DataFile file = DataFileFromProto(pf);
     if (file.file_major_version != 0 || file.file_minor_version > 2) {
       // v2 files name a column (or -1) for every field.
       if (file.column_indices.size() != file.fields.size()) {

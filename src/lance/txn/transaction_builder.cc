@@ -1,10 +1,10 @@
 #include "lance/txn/transaction_builder.h"
 
-#include <random>
 
 #include "lance/file/schema_proto.h"
 #include "lance/table/manifest_proto.h"
 #include "lance/transaction.pb.h"
+#include "lance/util/random.h"
 
 namespace lance::txn {
 namespace {
@@ -49,14 +49,7 @@ const char* OperationName(const Operation& op) {
 }
 
 std::string NewUuid() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  uint8_t b[16];
-  for (int i = 0; i < 16; i += 8) {
-    const uint64_t v = rng();
-    for (int j = 0; j < 8; ++j) b[i + j] = static_cast<uint8_t>(v >> (8 * j));
-  }
-  b[6] = static_cast<uint8_t>((b[6] & 0x0F) | 0x40);  // version 4
-  b[8] = static_cast<uint8_t>((b[8] & 0x3F) | 0x80);  // RFC 4122 variant
+  const auto b = util::RandomUuidBytes();
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (int i = 0; i < 16; ++i) {
