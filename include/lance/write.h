@@ -45,7 +45,8 @@ struct WriteParams {
   /// Only when creating; an existing dataset keeps its naming scheme.
   /// pylance 14 names new datasets' manifests the V2 way.
   bool enable_v2_manifest_paths = true;
-  /// Config entries to set on the new version (merged into existing config).
+  /// Config entries to set when creating or overwriting (merged into the
+  /// existing config); an append with entries is refused.
   std::map<std::string, std::string> config;
   /// pylance's auto_cleanup_options: only when creating a dataset, sets
   /// lance.auto_cleanup.interval and .older_than (formatted as pylance

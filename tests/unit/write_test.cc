@@ -146,6 +146,24 @@ TEST_F(WriteTest, AppendWithAnotherSchemaIsRefusedAndLeavesNoFiles) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "data"), {}), 1);
 }
 
+TEST_F(WriteTest, AppendWithConfigIsRefusedAndLeavesNoFiles) {
+  WriteParams params;
+  params.data_storage_version = "2.0";
+  auto ds = WriteOk(Rows(0, 10), params);
+  ASSERT_NE(ds, nullptr);
+  params.mode = WriteMode::kAppend;
+  params.config["my.key"] = "v";
+  auto r = WriteDataset(Reader(Rows(10, 5)), uri_, params);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("my.key"), std::string::npos) << r.status().ToString();
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "data"), {}), 1);
+  // Overwriting with the same entries sets them.
+  params.mode = WriteMode::kOverwrite;
+  auto over = WriteOk(Rows(0, 3), params);
+  ASSERT_NE(over, nullptr);
+  EXPECT_EQ(over->manifest().config.at("my.key"), "v");
+}
+
 TEST_F(WriteTest, StableRowIdsAreAssignedAtCommit) {
   WriteParams params;
   params.data_storage_version = "2.0";

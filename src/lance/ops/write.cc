@@ -163,6 +163,12 @@ Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store
                            base->location.version, "); use append or overwrite");
   }
   const bool appending = params.mode == WriteMode::kAppend && base;
+  if (appending && !params.config.empty()) {
+    // An Append transaction carries no config (as the reference's): refuse
+    // rather than drop the entries.
+    return Status::Invalid("cannot append to ", uri, " with config entries (", params.config.begin()->first,
+                           "…): an append sets no config; use UpdateConfig");
+  }
 
   Schema schema;
   std::string storage_version;  // the dataset's
