@@ -11,6 +11,7 @@
 #   make bench-write  write/delete/update/merge-insert benchmarks (BENCH_ARGS="--rows N")
 #   make bench-concurrency  commits/s of 1, 2, 4, 8 concurrent writers (BENCH_ARGS="--commits N")
 #   make bench-compaction  compaction rows/s and peak RSS (BENCH_ARGS="--fragments N")
+#   make bench-index  indexed filter latency beside pylance on its indices (BENCH_ARGS="--rows N")
 JOBS ?= $(shell nproc)
 VENV := .venv
 PY := $(CURDIR)/$(VENV)/bin/python
@@ -18,7 +19,7 @@ BUILD ?= build
 ASAN_BUILD := build-asan
 CMAKE_FLAGS := -G Ninja -DLANCE_PYTHON=$(PY)
 
-.PHONY: all deps build demo test unit interop test-asan bench bench-write bench-concurrency bench-compaction clean
+.PHONY: all deps build demo test unit interop test-asan bench bench-write bench-concurrency bench-compaction bench-index clean
 
 all: build
 
@@ -64,6 +65,9 @@ bench-concurrency: build
 
 bench-compaction: build
 	$(PY) bench/run_compaction.py $(BENCH_ARGS)
+
+bench-index: build
+	$(PY) bench/run_index.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

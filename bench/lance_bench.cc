@@ -7,6 +7,9 @@
 //       F holds one take per line (row indices separated by blanks); each
 //       line is timed once, in order. A file of one line is taken N times.
 //       F = "-": takes read from stdin line by line, each reported when done.
+//   lance-bench filter URI [--columns a,b] [--no-index 1]
+//       Filtered scans read from stdin, one filter a line, each reported when
+//       done (rows and seconds), on one opened dataset: for bench/run_index.py.
 //   lance-bench write URI --input F.arrow [--version V]      (input read first, untimed)
 //   lance-bench delete URI --where PRED
 //   lance-bench update URI --set COL=EXPR --where PRED
@@ -195,9 +198,39 @@ int RunLoop(const std::string& uri, const std::map<std::string, std::string>& fl
 
 }  // namespace
 
+// One filtered scan per line of stdin, timed from the scan's start to its
+// last batch; the dataset is opened once, as a pylance driver holds one.
+int RunFilters(const std::string& uri, int argc, char** argv) {
+  std::vector<std::string> columns;
+  bool use_index = true;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--columns") columns = SplitCommas(value);
+    else if (flag == "--no-index") use_index = value != "1";
+  }
+  auto ds = lance::Dataset::Open(uri);
+  if (!ds.ok()) return Fail(ds.status());
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    const auto start = std::chrono::steady_clock::now();
+    auto reader = lance::ScanBuilder(*ds).Project(columns).Filter(line).UseScalarIndex(use_index).ToReader();
+    if (!reader.ok()) return Fail(reader.status());
+    int64_t rows = 0;
+    std::shared_ptr<arrow::RecordBatch> batch;
+    while (true) {
+      auto st = (*reader)->ReadNext(&batch);
+      if (!st.ok()) return Fail(st);
+      if (!batch) break;
+      rows += batch->num_rows();
+    }
+    Report("filter", rows, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 3 && !(argc == 2 && std::string(argv[1]) == "serve")) {
-    std::cerr << "usage: lance-bench scan|take|write|delete|update|merge-insert|loop URI [flags] | serve\n";
+    std::cerr << "usage: lance-bench scan|take|filter|write|delete|update|merge-insert|loop URI [flags] | serve\n";
     return 2;
   }
   if (std::string(argv[1]) == "serve") {
@@ -215,6 +248,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   const std::string mode = argv[1], uri = argv[2];
+  if (mode == "filter") return RunFilters(uri, argc, argv);
   if (mode != "scan" && mode != "take") {
     std::map<std::string, std::string> flags;
     for (int i = 3; i + 1 < argc; i += 2) flags[argv[i]] = argv[i + 1];
