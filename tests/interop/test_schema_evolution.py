@@ -16,6 +16,7 @@ with them on.
 
 from __future__ import annotations
 
+import decimal
 import shutil
 from pathlib import Path
 
@@ -185,14 +186,21 @@ PARITY_CASES = [pytest.param(case, v, stable, id=f"{case}-{v}-{'stable' if stabl
 
 @pytest.mark.parametrize("case,version,stable", PARITY_CASES)
 def test_schema_change_parity(case, version, stable, bases, tmp_path, lance_cpp):
+    _parity(bases[(version, stable)], [STEPS[step] for step in CASES[case]], f"{case} on {version}, stable {stable}",
+            tmp_path, lance_cpp)
+
+
+def _parity(base: Path, steps: list, label: str, tmp_path: Path, lance_cpp) -> None:
+    """The steps on two copies of `base`, one by each side: the same commits,
+    the same values in the new data files, the same tables; then each side
+    modifies the other's."""
     ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
-    shutil.copytree(bases[(version, stable)], ours)
-    shutil.copytree(bases[(version, stable)], theirs)
+    shutil.copytree(base, ours)
+    shutil.copytree(base, theirs)
     kept_paths, kept_ids = parity._base_names(ours)
     renamers = (parity.Renamer(kept_paths, kept_ids), parity.Renamer(kept_paths, kept_ids))
-    for step in CASES[case]:
+    for step, (args, py) in enumerate(steps):
         listings = (parity._listing(ours), parity._listing(theirs))
-        args, py = STEPS[step]
         lance_cpp.run_ok(args[0], ours, *args[1:])
         py(lance.dataset(str(theirs)))
         problems = _compare_commit(ours, theirs, listings, renamers)
@@ -201,12 +209,111 @@ def test_schema_change_parity(case, version, stable, bases, tmp_path, lance_cpp)
             ta, tb = _physical(ours, pa_), _physical(theirs, pb)
             if fa != fb or not ta.equals(tb):
                 problems.append(f"new data file of fragment {fa}/{fb} differs:\n{ta.slice(0, 5)}\n{tb.slice(0, 5)}")
-        assert not problems, f"{case} step {step} on {version}, stable {stable}:\n  " + "\n  ".join(problems)
+        assert not problems, f"{label}, step {step}:\n  " + "\n  ".join(problems)
     a = lance.dataset(str(ours))
     b = lance.dataset(str(theirs))
     assert a.schema == b.schema
     assert a.to_table(with_row_id=True).equals(b.to_table(with_row_id=True))
     _cross_modify(ours, theirs, lance_cpp, tmp_path)
+
+
+def typed_table(start: int, n: int) -> pa.Table:
+    """Decimals and list-like columns, with nulls and empty lists."""
+    ids = list(range(start, start + n))
+    return pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "d": pa.array([None if i % 9 == 0 else decimal.Decimal(i * 37 - 5000) / 8 for i in ids],
+                      pa.decimal128(9, 3)),
+        "l": pa.array([None if i % 4 == 0 else list(range(i, i + i % 3)) for i in ids], pa.list_(pa.int32())),
+        "ln": pa.array([[i, -i] for i in ids], pa.list_(pa.field("item", pa.int32(), nullable=False))),
+        "v": pa.array([[i * 0.25, 1.5] for i in ids], pa.list_(pa.float32(), 2)),
+        "ls": pa.array([[f"w{i}"] if i % 3 else [] for i in ids], pa.list_(pa.string())),
+    })
+
+
+@pytest.fixture(scope="module")
+def typed_bases(tmp_path_factory) -> dict:
+    """As `bases`, over typed_table; ln is a required column."""
+    out = {}
+    root = tmp_path_factory.mktemp("schema_evolution_typed")
+    for v in VERSIONS:
+        uri = root / f"{v}.lance"
+        table = typed_table(0, 4000)
+        schema = table.schema.set(table.schema.get_field_index("ln"),
+                                  table.schema.field("ln").with_nullable(False))
+        lance.write_dataset(table.cast(schema), str(uri), max_rows_per_file=1500, data_storage_version=v)
+        lance.dataset(str(uri)).delete("id = 3 OR id = 1100 OR id = 1101 OR id = 3999")
+        out[v] = uri
+    return out
+
+
+def _cast(col: str, cli_type: str, py_type: pa.DataType):
+    return (["alter-column", col, "--cast", cli_type], lambda ds: ds.alter_columns({"path": col, "data_type": py_type}))
+
+
+# Casts of decimals (precision and scale; a smaller scale rounds half away
+# from zero) and of list-like columns (items, layout), as pylance takes them.
+TYPED_CASTS = {
+    "decimal-wider": [_cast("d", "decimal128(12, 3)", pa.decimal128(12, 3))],
+    "decimal-rescale-down": [_cast("d", "decimal128(8, 1)", pa.decimal128(8, 1))],
+    "decimal-rescale-up": [_cast("d", "decimal128(12, 5)", pa.decimal128(12, 5))],
+    "decimal-256": [_cast("d", "decimal256(40, 2)", pa.decimal256(40, 2))],
+    "list-int64": [_cast("l", "list<item: int64>", pa.list_(pa.int64()))],
+    "list-to-large": [_cast("l", "large_list<item: int16>", pa.large_list(pa.int16()))],
+    # A required column: its deleted rows' blanks are empty lists.
+    "required-list": [_cast("ln", "large_list<item: int64 not null>",
+                            pa.large_list(pa.field("item", pa.int64(), nullable=False)))],
+    "vector-f16": [_cast("v", "fixed_size_list<item: halffloat>[2]", pa.list_(pa.float16(), 2))],
+    "vector-to-list": [_cast("v", "list<item: double>", pa.list_(pa.float64()))],
+    "list-strings": [_cast("ls", "large_list<item: large_string>", pa.large_list(pa.large_string()))],
+    "two-casts-rename": [(["alter-column", "d", "--rename", "d2", "--cast", "decimal128(10, 2)"],
+                          lambda ds: ds.alter_columns({"path": "d", "name": "d2", "data_type": pa.decimal128(10, 2)})),
+                         _cast("l", "list<item: int16>", pa.list_(pa.int16()))],
+}
+
+
+@pytest.mark.parametrize("case,version", [(c, v) for c in TYPED_CASTS for v in VERSIONS])
+def test_typed_cast_parity(case, version, typed_bases, tmp_path, lance_cpp):
+    _parity(typed_bases[version], TYPED_CASTS[case], f"{case} on {version}", tmp_path, lance_cpp)
+
+
+TYPED_REFUSALS = [
+    (_cast("d", "double", pa.float64()), "Cannot cast column"),
+    (_cast("d", "int64", pa.int64()), "Cannot cast column"),
+    (_cast("l", "list<item: string>", pa.list_(pa.string())), "Cannot cast column"),
+    (_cast("v", "fixed_size_list<item: float>[3]", pa.list_(pa.float32(), 3)), "Cannot cast column"),
+    (_cast("v", "fixed_size_list<item: int32>[2]", pa.list_(pa.int32(), 2)), "Cannot cast column"),
+    # Values the target cannot hold: the first one named, as arrow-rs words it.
+    (_cast("d", "decimal128(5, 3)", pa.decimal128(5, 3)),
+     "-620.375 is too small to store in a Decimal128 of precision 5. Min is -99.999"),
+    (_cast("d", "decimal128(4, 1)", pa.decimal128(4, 1)),
+     "1003.0 is too large to store in a Decimal128 of precision 4. Max is 999.9"),
+    (_cast("l", "list<item: int8>", pa.list_(pa.int8())), "Cast error"),
+    (_cast("l", "list<item: uint16>", pa.list_(pa.uint16())), None),  # fits: the control
+    (_cast("l", "fixed_size_list<item: int32>[2]", pa.list_(pa.int32(), 2)), "Cast error"),
+]
+
+
+@pytest.mark.parametrize("step,message", TYPED_REFUSALS, ids=[" ".join(r[0][0][1:]) for r in TYPED_REFUSALS])
+def test_typed_cast_refusals(step, message, typed_bases, tmp_path, lance_cpp):
+    (args, py) = step
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    shutil.copytree(typed_bases["2.1"], ours)
+    shutil.copytree(typed_bases["2.1"], theirs)
+    before = lance.dataset(str(ours)).version
+    if message is None:
+        py(lance.dataset(str(theirs)))
+        lance_cpp.run_ok(args[0], ours, *args[1:])
+        assert lance.dataset(str(ours)).to_table().equals(lance.dataset(str(theirs)).to_table())
+        return
+    with pytest.raises(Exception) as err:
+        py(lance.dataset(str(theirs)))
+    assert message in str(err.value)
+    proc = lance_cpp.run(args[0], ours, *args[1:])
+    assert proc.returncode == 1, proc
+    assert proc.stderr.startswith("error: ") and message in proc.stderr, proc.stderr
+    assert lance.dataset(str(ours)).version == before
+    assert sorted(p.name for p in (ours / "data").iterdir()) == sorted(p.name for p in (theirs / "data").iterdir())
 
 
 def _cross_modify(ours: Path, theirs: Path, lance_cpp, tmp_path: Path) -> None:
