@@ -16,7 +16,7 @@ namespace {
 // A type as pyarrow prints it: int32, float64, string, large_string,
 // timestamp[us], timestamp[us, tz=UTC], date32[day], decimal128(10, 2),
 // list<item: int64> (or list<int64>), large_list<...>,
-// fixed_size_list<item: halffloat>[2], ...
+// fixed_size_list<item: halffloat>[2], struct<a: int64, b: string>, ...
 std::shared_ptr<arrow::DataType> ParseType(const std::string& s);
 
 std::optional<int> ParseInt(const std::string& s) {
@@ -105,6 +105,28 @@ std::shared_ptr<arrow::DataType> ParseType(const std::string& s) {
     auto item = ParseItem(s.substr(kind.size(), s.size() - kind.size() - 1));
     if (!item) return nullptr;
     return kind == "list<" ? arrow::list(item) : arrow::large_list(item);
+  }
+  const std::string st = "struct<";
+  if (s.rfind(st, 0) == 0 && s.back() == '>') {
+    // Children "NAME: TYPE" split at the commas outside brackets.
+    const std::string inner = s.substr(st.size(), s.size() - st.size() - 1);
+    arrow::FieldVector children;
+    int depth = 0;
+    size_t from = 0;
+    for (size_t i = 0; i <= inner.size(); ++i) {
+      const char c = i < inner.size() ? inner[i] : ',';
+      if (c == '<' || c == '(' || c == '[') ++depth;
+      if (c == '>' || c == ')' || c == ']') --depth;
+      if (c != ',' || depth != 0) continue;
+      const std::string part = Trim(inner.substr(from, i - from));
+      from = i + 1;
+      if (part.empty() && inner.find_first_not_of(' ') == std::string::npos) break;  // struct<>
+      if (part.find(": ") == std::string::npos) return nullptr;
+      auto child = ParseItem(part);
+      if (!child) return nullptr;
+      children.push_back(child);
+    }
+    return arrow::struct_(children);
   }
   const std::string fsl = "fixed_size_list<";
   if (s.rfind(fsl, 0) == 0 && s.back() == ']') {

@@ -411,6 +411,89 @@ def test_refusals(args, py, message, bases, tmp_path, lance_cpp):
     assert lance.dataset(str(uri)).version == before
 
 
+# --------------------------------------------------------------------------- #
+# Sub-columns of an existing struct (pylance 14: from file version 2.2)
+# --------------------------------------------------------------------------- #
+
+SUB_COLUMNS = pa.struct([("c", pa.int64()), ("d", pa.struct([("e", pa.string())]))])
+
+
+def test_all_null_sub_columns_parity(bases, tmp_path, lance_cpp):
+    """Schema only: the new children go after the struct's own, then the new
+    top-level column; ids in the merged schema's pre-order. Then a column
+    computed from the struct's old child."""
+    step = (["add-columns", "--null", "st:struct<c: int64, d: struct<e: string>>",
+             "--null", "n:int32"],
+            lambda ds: ds.add_columns([pa.field("st", SUB_COLUMNS), pa.field("n", pa.int32())]))
+    _parity(bases[("2.2", False)], [step, STEPS["add-sql"]], "all-null sub-columns", tmp_path, lance_cpp)
+    assert lance.dataset(str(tmp_path / "cpp.lance")).schema.field("st").type.num_fields == 4
+
+
+SUB_COLUMN_REFUSALS = [
+    ("2.0", ["--null", "st:struct<c: int64>"], lambda ds: ds.add_columns(pa.field("st", pa.struct([("c", pa.int64())]))),
+     "Column st is a struct col, add sub column is not supported in Lance file version 2.0"),
+    ("2.1", ["--null", "st:struct<c: int64>"], lambda ds: ds.add_columns(pa.field("st", pa.struct([("c", pa.int64())]))),
+     "Column st is a struct col, add sub column is not supported in Lance file version 2.1"),
+    ("2.1", ["st=st"], lambda ds: ds.add_columns({"st": "st"}),
+     "Column st is a struct col, add sub column is not supported in Lance file version 2.1"),
+    ("2.2", ["--null", "st:struct<a: int32>"], lambda ds: ds.add_columns(pa.field("st", pa.struct([("a", pa.int32())]))),
+     "Column a already exists in the dataset"),
+    ("2.2", ["--null", "st:struct<c: int8, a: int64>"],
+     lambda ds: ds.add_columns(pa.field("st", pa.struct([("c", pa.int8()), ("a", pa.int64())]))),
+     "Type conflicts between a"),
+    ("2.2", ["st=st"], lambda ds: ds.add_columns({"st": "st"}), "Column a already exists in the dataset"),
+]
+
+
+@pytest.mark.parametrize("version,args,py,message", SUB_COLUMN_REFUSALS,
+                         ids=[f"{r[0]} {' '.join(r[1])}" for r in SUB_COLUMN_REFUSALS])
+def test_sub_column_refusals(version, args, py, message, bases, tmp_path, lance_cpp):
+    uri = tmp_path / "d.lance"
+    shutil.copytree(bases[(version, False)], uri)
+    before = lance.dataset(str(uri)).version
+    with pytest.raises(Exception) as err:
+        py(lance.dataset(str(uri)))
+    assert message in str(err.value)
+    proc = lance_cpp.run("add-columns", uri, *args)
+    assert proc.returncode == 1, proc
+    assert proc.stderr.startswith("error: ") and message in proc.stderr, proc.stderr
+    assert lance.dataset(str(uri)).version == before
+
+
+def test_list_item_conflict_refused_as_pylance(typed_bases, tmp_path, lance_cpp):
+    """A list onto a list is checked by its items, as pylance names them."""
+    uri = tmp_path / "d.lance"
+    shutil.copytree(typed_bases["2.2"], uri)
+    for cli, field, message in [("l:list<item: int32>", pa.field("l", pa.list_(pa.int32())),
+                                 "Column item already exists in the dataset"),
+                                ("l:list<item: int64>", pa.field("l", pa.list_(pa.int64())),
+                                 "Type conflicts between item")]:
+        with pytest.raises(Exception, match=message):
+            lance.dataset(str(uri)).add_columns(field)
+        proc = lance_cpp.run("add-columns", uri, "--null", cli)
+        assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("version,how", [("2.2", "sub-columns"), ("2.1", "nested-cast"), ("2.2", "nested-cast")])
+def test_struct_split_over_files_refused_not_misread(version, how, bases, tmp_path, lance_cpp):
+    """pylance puts a struct's new or recast children in new data files;
+    lance-cpp does not assemble a struct across files yet, so it refuses to
+    read the column rather than give nulls, and reads the other columns."""
+    uri = tmp_path / "d.lance"
+    shutil.copytree(bases[(version, False)], uri)
+    ds = lance.dataset(str(uri))
+    if how == "sub-columns":
+        ds.add_columns({"st": "named_struct('c', id * 2)"})
+    else:
+        ds.alter_columns({"path": "st.a", "data_type": pa.int64()})
+    proc = lance_cpp.run("scan", uri, "--out", tmp_path / "o.arrow")
+    assert proc.returncode == 1 and "more than one data file" in proc.stderr, proc.stderr
+    out = tmp_path / "ids.arrow"
+    lance_cpp.run_ok("scan", uri, "--columns", "id,s", "--out", out)
+    with ipc.open_file(out) as f:
+        assert f.read_all().equals(lance.dataset(str(uri)).to_table(columns=["id", "s"]))
+
+
 def test_non_nullable_all_null_column_refused(bases, tmp_path, lance_cpp):
     """pylance refuses an all-null column that is not nullable; the CLI's
     --null columns are always nullable, so the API refuses it (unit test)

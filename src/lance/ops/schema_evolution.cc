@@ -85,9 +85,6 @@ Result<std::shared_ptr<Dataset>> CommitSchemaChange(const Dataset& dataset, txn:
   return ops::AtVersion(dataset, result.version);
 }
 
-// pylance 14's check_field_conflict at the top level: a new column of an
-// existing name is refused, by its type (a struct onto a struct would add
-// sub-columns, which lance-cpp does not do yet).
 // The data files a Merge adds (the last file of each fragment it lists):
 // removed when it is not committed.
 void RemoveNewFiles(const Dataset& dataset, const std::vector<Fragment>& fragments) {
@@ -106,25 +103,139 @@ Result<std::shared_ptr<Dataset>> CommitWithNewFiles(const Dataset& dataset, txn:
   return committed;
 }
 
+// pylance 14's check_field_conflict: a new field of an existing name is
+// refused (by its type: "already exists", "Type conflicts"), except a
+// struct onto a struct, whose children are checked the same way (lists'
+// items too); what is left are sub-columns added to the struct, which
+// files before 2.2 cannot hold.
+Status CheckFieldConflict(const arrow::Field& left, const arrow::Field& right, const std::string& version,
+                          const std::string& what) {
+  if (left.name() != right.name()) return Status::OK();
+  const auto& l = *left.type();
+  const auto& r = *right.type();
+  if (l.id() == arrow::Type::STRUCT && r.id() == arrow::Type::STRUCT) {
+    if (version == "0.1" || version == "2.0" || version == "2.1") {
+      return Status::Invalid(what, ": Column ", left.name(), " is a struct col, add sub column is not supported in "
+                             "Lance file version ", version);
+    }
+    auto packed = [](const arrow::Field& f) {
+      const auto& md = f.metadata();
+      if (!md) return false;
+      if (auto v = md->Get("packed"); v.ok()) {
+        std::string t = *v;
+        std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+        return t == "1" || t == "true" || t == "yes" || t == "y" || t == "on";
+      }
+      return md->Contains("lance-encoding:packed");
+    };
+    if (packed(left) || packed(right)) {
+      return Status::Invalid(what, ": Column ", left.name(), " is packed struct and already exists in the dataset");
+    }
+    for (const auto& lc : l.fields()) {
+      if (auto rc = static_cast<const arrow::StructType&>(r).GetFieldByName(lc->name())) LANCE_RETURN_NOT_OK(CheckFieldConflict(*lc, *rc, version, what));
+    }
+    return Status::OK();
+  }
+  if (l.id() == r.id() &&
+      (l.id() == arrow::Type::LIST || l.id() == arrow::Type::LARGE_LIST || l.id() == arrow::Type::FIXED_SIZE_LIST)) {
+    return CheckFieldConflict(*l.field(0), *r.field(0), version, what);
+  }
+  if (l.Equals(r)) return Status::Invalid(what, ": Column ", left.name(), " already exists in the dataset");
+  return Status::Invalid(what, ": Type conflicts between ", left.name(), "(", l.ToString(), ") and ", right.name(), "(",
+                         r.ToString(), ")");
+}
+
+// Whether any new field lands in an existing struct (sub-columns).
+bool AddsSubColumns(const arrow::Schema& schema, const arrow::FieldVector& fields) {
+  for (const auto& f : fields) {
+    if (auto existing = schema.GetFieldByName(f->name())) {
+      if (existing->type()->id() == arrow::Type::STRUCT && f->type()->id() == arrow::Type::STRUCT) return true;
+    }
+  }
+  return false;
+}
+
 Status CheckNewNames(const Dataset& dataset, const arrow::FieldVector& fields, const std::string& what) {
   LANCE_ASSIGN_OR_RAISE(auto schema, dataset.ArrowSchema());
+  LANCE_ASSIGN_OR_RAISE(auto version, dataset.DataStorageVersion());
   std::set<std::string> seen;
   for (const auto& field : fields) {
     const std::string& name = field->name();
     if (auto existing = schema->GetFieldByName(name)) {
-      if (existing->type()->id() == arrow::Type::STRUCT && field->type()->id() == arrow::Type::STRUCT) {
-        return Status::NotImplemented(what, ": adding sub-columns to struct column ", name,
-                                      " is not implemented in lance-cpp yet");
-      }
-      if (existing->type()->Equals(*field->type())) {
-        return Status::Invalid(what, ": Column ", name, " already exists in the dataset");
-      }
-      return Status::Invalid(what, ": Type conflicts between ", name, "(", existing->type()->ToString(), ") and ",
-                             name, "(", field->type()->ToString(), ")");
+      LANCE_RETURN_NOT_OK(CheckFieldConflict(*existing, *field, version, what));
     }
     if (!seen.insert(name).second) return Status::Invalid(what, ": column ", name, " is given twice");
   }
   return Status::OK();
+}
+
+// The reference's Schema::merge then set_field_id: new top-level fields go
+// last, new children of an existing struct after its children; every new
+// field then takes the next id in the merged schema's pre-order.
+Result<Schema> MergeNewFields(const Manifest& manifest, const arrow::FieldVector& fields) {
+  Schema merged = manifest.schema;
+  std::function<void(Field*)> unset = [&](Field* f) {
+    f->id = -1;
+    for (auto& c : f->children) unset(&c);
+  };
+  std::function<void(std::vector<Field>*, const Field&)> merge_into = [&](std::vector<Field>* level, const Field& add) {
+    auto it = std::find_if(level->begin(), level->end(), [&](const Field& f) { return f.name == add.name; });
+    if (it == level->end()) {
+      level->push_back(add);
+      return;
+    }
+    for (const auto& c : add.children) merge_into(&it->children, c);
+  };
+  for (const auto& f : fields) {
+    LANCE_ASSIGN_OR_RAISE(auto one, Schema::FromArrow(arrow::Schema({f}), 0));
+    Field converted = one.fields.at(0);
+    unset(&converted);
+    merge_into(&merged.fields, converted);
+  }
+  int32_t next = ops::MaxFieldId(manifest) + 1;
+  std::function<void(std::vector<Field>*, int32_t)> assign = [&](std::vector<Field>* level, int32_t parent) {
+    for (auto& f : *level) {
+      if (f.id < 0) {
+        f.id = next++;
+        f.parent_id = parent;
+      }
+      assign(&f.children, f.id);
+    }
+  };
+  assign(&merged.fields, -1);
+  return merged;
+}
+
+// The reference's merge_introduces_required_field: the first new node on
+// each path decides (a required one, or any new node under a required
+// top-level column).
+bool IntroducesRequiredField(const Schema& old, const Schema& merged) {
+  std::function<std::pair<bool, bool>(const std::vector<Field>&, const std::vector<Field>&)> walk =
+      [&](const std::vector<Field>& o, const std::vector<Field>& m) {
+        bool any_new = false, any_required = false;
+        for (const auto& f : m) {
+          auto it = std::find_if(o.begin(), o.end(), [&](const Field& x) { return x.name == f.name; });
+          if (it == o.end()) {
+            any_new = true;
+            any_required |= !f.nullable;
+          } else {
+            auto [n, r] = walk(it->children, f.children);
+            any_new |= n;
+            any_required |= r;
+          }
+        }
+        return std::make_pair(any_new, any_required);
+      };
+  for (const auto& f : merged.fields) {
+    auto it = std::find_if(old.fields.begin(), old.fields.end(), [&](const Field& x) { return x.name == f.name; });
+    if (it == old.fields.end()) {
+      if (!f.nullable) return true;
+      continue;
+    }
+    auto [any_new, any_required] = walk(it->children, f.children);
+    if (any_required || (any_new && !f.nullable)) return true;
+  }
+  return false;
 }
 
 // The values of the new columns for one fragment, as pylance's updater
@@ -457,6 +568,13 @@ Result<std::shared_ptr<Dataset>> AddColumnsBuilder::Commit() {
     }
     LANCE_RETURN_NOT_OK(CheckNewNames(ds, new_arrow, what));
     merge.fragments = m.fragments;
+    LANCE_ASSIGN_OR_RAISE(auto schema, ds.ArrowSchema());
+    if (AddsSubColumns(*schema, new_arrow)) {
+      // Sub-columns of an existing struct, schema only: read as nulls.
+      LANCE_ASSIGN_OR_RAISE(merge.schema, MergeNewFields(m, new_arrow));
+      merge.preserves_nullability = !IntroducesRequiredField(m.schema, merge.schema);
+      return CommitSchemaChange(ds, std::move(merge), options_);
+    }
   } else {
     LANCE_ASSIGN_OR_RAISE(auto schema, ds.ArrowSchema());
     for (const auto& [name, sql] : sql_) {
@@ -466,6 +584,12 @@ Result<std::shared_ptr<Dataset>> AddColumnsBuilder::Commit() {
       columns.push_back({name, std::move(*value), ""});
     }
     LANCE_RETURN_NOT_OK(CheckNewNames(ds, new_arrow, what));
+    if (AddsSubColumns(*schema, new_arrow)) {
+      // pylance writes them to new data files, whose struct columns the
+      // reader would have to assemble across files.
+      return Status::NotImplemented(what, ": adding sub-columns to an existing struct from SQL expressions is not "
+                                    "implemented in lance-cpp yet (all-null sub-columns are: add-columns --null)");
+    }
   }
   LANCE_ASSIGN_OR_RAISE(Schema new_fields, ops::NewFieldsSchema(m, new_arrow));
   merge.schema = m.schema;

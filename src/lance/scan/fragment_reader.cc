@@ -111,6 +111,23 @@ Result<std::unique_ptr<FragmentReader>> FragmentReader::Open(const Dataset& data
       reader->null_fields_.push_back(i);
       continue;
     }
+    // A column's sub-fields in more than one data file (pylance's cast of
+    // a nested column, or sub-columns added with data) would need
+    // assembling across files; reading one file only would give nulls.
+    if (!fields[i]->children.empty()) {
+      std::vector<int32_t> ids;
+      CollectIds(*fields[i], &ids);
+      for (const auto& other : fragment.files) {
+        if (&other == file) continue;
+        for (int32_t id : ids) {
+          if (std::find(other.fields.begin(), other.fields.end(), id) != other.fields.end()) {
+            return Status::NotImplemented("reading column '", fields[i]->name, "' of fragment ", fragment.id,
+                                          ": its sub-fields are in more than one data file (", file->path, ", ",
+                                          other.path, "), which lance-cpp does not assemble yet");
+          }
+        }
+      }
+    }
     auto it = std::find_if(reader->sources_.begin(), reader->sources_.end(),
                            [&](const Source& s) { return s.file == file; });
     if (it == reader->sources_.end()) {
