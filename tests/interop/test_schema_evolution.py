@@ -475,23 +475,21 @@ def test_list_item_conflict_refused_as_pylance(typed_bases, tmp_path, lance_cpp)
 
 
 @pytest.mark.parametrize("version,how", [("2.2", "sub-columns"), ("2.1", "nested-cast"), ("2.2", "nested-cast")])
-def test_struct_split_over_files_refused_not_misread(version, how, bases, tmp_path, lance_cpp):
+def test_structs_split_over_files_read_as_pylance(version, how, bases, tmp_path, lance_cpp):
     """pylance puts a struct's new or recast children in new data files;
-    lance-cpp does not assemble a struct across files yet, so it refuses to
-    read the column rather than give nulls, and reads the other columns."""
-    uri = tmp_path / "d.lance"
-    shutil.copytree(bases[(version, False)], uri)
-    ds = lance.dataset(str(uri))
+    lance-cpp assembles the struct from every file holding part of it (by
+    field id), for scan, take and count, and appends to and deletes from
+    the result as pylance does."""
+    theirs, ours = tmp_path / "py.lance", tmp_path / "py-copy.lance"
+    shutil.copytree(bases[(version, False)], theirs)
+    ds = lance.dataset(str(theirs))
     if how == "sub-columns":
         ds.add_columns({"st": "named_struct('c', id * 2)"})
     else:
         ds.alter_columns({"path": "st.a", "data_type": pa.int64()})
-    proc = lance_cpp.run("scan", uri, "--out", tmp_path / "o.arrow")
-    assert proc.returncode == 1 and "more than one data file" in proc.stderr, proc.stderr
-    out = tmp_path / "ids.arrow"
-    lance_cpp.run_ok("scan", uri, "--columns", "id,s", "--out", out)
-    with ipc.open_file(out) as f:
-        assert f.read_all().equals(lance.dataset(str(uri)).to_table(columns=["id", "s"]))
+    assert all(len(f.metadata.files) == 2 for f in lance.dataset(str(theirs)).get_fragments())
+    shutil.copytree(theirs, ours)
+    _cross_modify(ours, theirs, lance_cpp, tmp_path)
 
 
 def test_non_nullable_all_null_column_refused(bases, tmp_path, lance_cpp):
