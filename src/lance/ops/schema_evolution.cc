@@ -1,13 +1,16 @@
 // Schema evolution as pylance 14 commits it: add_columns (new data files
 // per fragment, or the schema only for all-null columns; a Merge),
-// drop_columns and alter_columns (renames, nullability; a Project).
+// drop_columns and alter_columns (renames, nullability: a Project; casts,
+// nested children included: new data files, a Merge).
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
 #include <arrow/compute/exec.h>
+#include <arrow/util/bitmap_ops.h>
 #include <arrow/util/decimal.h>
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <functional>
 #include <set>
 
@@ -585,8 +588,8 @@ Result<std::shared_ptr<Dataset>> AddColumnsBuilder::Commit() {
     }
     LANCE_RETURN_NOT_OK(CheckNewNames(ds, new_arrow, what));
     if (AddsSubColumns(*schema, new_arrow)) {
-      // pylance writes them to new data files, whose struct columns the
-      // reader would have to assemble across files.
+      // pylance writes them to new data files (the struct with the new
+      // children only); lance-cpp's expressions do not build structs yet.
       return Status::NotImplemented(what, ": adding sub-columns to an existing struct from SQL expressions is not "
                                     "implemented in lance-cpp yet (all-null sub-columns are: add-columns --null)");
     }
@@ -771,6 +774,22 @@ Result<std::shared_ptr<arrow::Array>> CastDecimal(const std::shared_ptr<arrow::A
 // refuses), which lists of them reach through their items.
 Result<std::shared_ptr<arrow::Array>> CastAsReference(const std::shared_ptr<arrow::Array>& in,
                                                       const std::shared_ptr<arrow::DataType>& to) {
+  if (in->type_id() == arrow::Type::STRUCT && to->id() == arrow::Type::STRUCT &&
+      in->type()->num_fields() == to->num_fields()) {
+    // The struct holding recast children: each child by position.
+    const auto& st = static_cast<const arrow::StructArray&>(*in);
+    arrow::ArrayVector children;
+    for (int i = 0; i < st.num_fields(); ++i) {
+      LANCE_ASSIGN_OR_RAISE(auto c, CastAsReference(st.field(i), to->field(i)->type()));
+      children.push_back(std::move(c));
+    }
+    std::shared_ptr<arrow::Buffer> validity;
+    if (st.null_count() > 0) {
+      LANCE_ASSIGN_OR_RAISE(validity, arrow::internal::CopyBitmap(arrow::default_memory_pool(), st.null_bitmap_data(),
+                                                                  st.offset(), st.length()));
+    }
+    return std::make_shared<arrow::StructArray>(to, st.length(), children, validity, st.null_count());
+  }
   if (!HasDecimal(*in->type())) {
     // An overflow is an error, not a null; a finer time unit is truncated.
     arrow::compute::CastOptions options = arrow::compute::CastOptions::Safe(to);
@@ -800,11 +819,67 @@ Result<std::shared_ptr<arrow::Array>> CastAsReference(const std::shared_ptr<arro
   return arrow::MakeArray(data);
 }
 
+// The reference's Field::project_by_ids with ancestors: the subtree of
+// every field in `ids`, under the ancestors leading to it.
+std::optional<Field> ProjectByIds(const Field& f, const std::set<int32_t>& ids) {
+  if (ids.count(f.id)) return f;
+  Field out = f;
+  out.children.clear();
+  for (const auto& c : f.children) {
+    if (auto kept = ProjectByIds(c, ids)) out.children.push_back(std::move(*kept));
+  }
+  if (out.children.empty()) return std::nullopt;
+  return out;
+}
+
+// `values` of field `full` (a struct read whole) cut down to `kept`'s
+// children, matched by id.
+Result<std::shared_ptr<arrow::Array>> PruneTo(const std::shared_ptr<arrow::Array>& values, const Field& full,
+                                              const Field& kept) {
+  if (kept.children.size() == full.children.size() || values->type_id() != arrow::Type::STRUCT) {
+    bool same = kept.children.size() == full.children.size();
+    for (size_t i = 0; same && i < kept.children.size(); ++i) same = kept.children[i].id == full.children[i].id &&
+                                                                      kept.children[i].children.size() ==
+                                                                          full.children[i].children.size();
+    if (same || values->type_id() != arrow::Type::STRUCT) return values;
+  }
+  const auto& st = static_cast<const arrow::StructArray&>(*values);
+  arrow::ArrayVector children;
+  arrow::FieldVector fields;
+  for (const auto& k : kept.children) {
+    auto it = std::find_if(full.children.begin(), full.children.end(), [&](const Field& f) { return f.id == k.id; });
+    if (it == full.children.end()) return Status::Invalid("field ", k.name, " is not a child of ", full.name);
+    const int index = static_cast<int>(it - full.children.begin());
+    LANCE_ASSIGN_OR_RAISE(auto c, PruneTo(st.field(index), *it, k));
+    fields.push_back(arrow::field(st.type()->field(index)->name(), c->type(), st.type()->field(index)->nullable()));
+    children.push_back(std::move(c));
+  }
+  std::shared_ptr<arrow::Buffer> validity;
+  if (st.null_count() > 0) {
+    LANCE_ASSIGN_OR_RAISE(validity, arrow::internal::CopyBitmap(arrow::default_memory_pool(), st.null_bitmap_data(),
+                                                                st.offset(), st.length()));
+  }
+  return std::make_shared<arrow::StructArray>(arrow::struct_(fields), st.length(), children, validity,
+                                              st.null_count());
+}
+
 // The reference's checks of a cast: the rule above, no index on the column.
 Status CheckCast(const Dataset& ds, const Field& src, const ColumnAlteration& a, const std::string& what) {
   if (a.path.find('.') != std::string::npos) {
-    return Status::NotImplemented(what, ": casting the nested column \"", a.path,
-                                  "\" is not implemented in lance-cpp yet");
+    LANCE_ASSIGN_OR_RAISE(auto version, ds.DataStorageVersion());
+    if (version == "0.1" || version == "2.0") {
+      // pylance 14 takes it, but cannot read back what it writes (its 2.0
+      // reader wants a struct's columns in one file).
+      return Status::NotImplemented(what, ": casting the nested column \"", a.path, "\" of a ", version,
+                                    " dataset is not done by lance-cpp: pylance 14 writes one it cannot read back");
+    }
+    Schema original = ds.manifest().schema;
+    const std::string parent = a.path.substr(0, a.path.rfind('.'));
+    const Field* up = ops::FindFieldByPath(&original, parent, nullptr);
+    if (up == nullptr || up->logical_type != "struct") {
+      return Status::NotImplemented(what, ": casting \"", a.path, "\", a child of a column that is not a struct, "
+                                    "is not implemented in lance-cpp yet");
+    }
   }
   LANCE_ASSIGN_OR_RAISE(auto from, ArrowTypeFromField(src));
   const auto& to = a.data_type;
@@ -870,6 +945,7 @@ Result<std::shared_ptr<Dataset>> AlterColumnsBuilder::Commit() {
       next_id = cast.MaxFieldId() + 1;
       Field old = *src;
       *dest = cast.fields[0];
+      dest->parent_id = src->parent_id;
       casts.emplace_back(std::move(old), *dest);
     }
   }
@@ -880,28 +956,58 @@ Result<std::shared_ptr<Dataset>> AlterColumnsBuilder::Commit() {
                                    "the cast first, then the nullability change");
     }
     LANCE_ASSIGN_OR_RAISE(auto storage_version, ds.DataStorageVersion());
-    LANCE_ASSIGN_OR_RAISE(auto ds_arrow, ds.ArrowSchema());
+    bool merge_preserves = true;
+    // One new column per top-level column holding a cast, in schema order
+    // (the reference's project_by_ids with ancestors): a nested cast writes
+    // its struct with only the recast children, under the struct's own id.
+    const Schema& original = ds.manifest().schema;
+    std::set<int32_t> old_ids, new_ids;
+    for (const auto& [old, cast] : casts) {
+      old_ids.insert(old.id);
+      new_ids.insert(cast.id);
+      // A required recast field, or one under a required top-level column,
+      // is a nullability change (pylance 14).
+      if (!cast.nullable) merge_preserves = false;
+    }
     Schema new_fields;
     std::vector<SqlColumn> columns;
     txn::Merge merge;
-    for (const auto& [old, cast] : casts) {
-      new_fields.fields.push_back(cast);
-      LANCE_ASSIGN_OR_RAISE(auto type, ArrowTypeFromField(cast));
+    for (size_t t = 0; t < original.fields.size(); ++t) {
+      const Field& old_top = original.fields[t];
+      auto read = ProjectByIds(old_top, old_ids);
+      if (!read) continue;
+      const Field& new_top = schema.fields[t];  // renames and casts keep the position
+      auto written = ProjectByIds(new_top, new_ids);
+      if (!written) return Status::Invalid(what, ": the recast fields of ", old_top.name, " are missing");
+      if (!new_top.nullable) merge_preserves = false;
+      new_fields.fields.push_back(*written);
+      LANCE_ASSIGN_OR_RAISE(auto type, ArrowTypeFromField(*written));
       scan::NewColumnValue value;
-      value.expr = arrow::compute::field_ref(old.name);
+      value.expr = arrow::compute::field_ref(old_top.name);
       value.type = type;
-      value.nullable = cast.nullable;
-      columns.push_back({cast.name, std::move(value), "Cast error: ",
-                         [type](const std::shared_ptr<arrow::Array>& in) { return CastAsReference(in, type); }});
-      // A required recast field is a nullability change (pylance 14).
-      if (!cast.nullable) merge.preserves_nullability = false;
+      value.nullable = written->nullable;
+      columns.push_back({written->name, std::move(value), "Cast error: ",
+                         [type, full = old_top, kept = *read](const std::shared_ptr<arrow::Array>& in)
+                             -> Result<std::shared_ptr<arrow::Array>> {
+                           LANCE_ASSIGN_OR_RAISE(auto pruned, PruneTo(in, full, kept));
+                           return CastAsReference(pruned, type);
+                         }});
     }
+    merge.preserves_nullability = merge_preserves;
     LANCE_ASSIGN_OR_RAISE(auto fragments, WriteNewColumns(ds, std::move(columns), new_fields, storage_version, what));
     // Files left with no field of the new schema leave their fragments.
     std::set<int32_t> live;
     for (const auto& f : schema.FieldsPreOrder()) live.insert(f.id);
     std::vector<Fragment> written = fragments;
     for (auto& f : fragments) {
+      // An id the new file holds (a struct's, in files that list structs)
+      // is the new file's: a tombstone in the older files.
+      const auto& fresh = f.files.back().fields;
+      for (size_t i = 0; i + 1 < f.files.size(); ++i) {
+        for (auto& id : f.files[i].fields) {
+          if (std::find(fresh.begin(), fresh.end(), id) != fresh.end()) id = -2;
+        }
+      }
       std::erase_if(f.files, [&](const DataFile& file) {
         return std::none_of(file.fields.begin(), file.fields.end(), [&](int32_t id) { return live.count(id) > 0; });
       });
