@@ -85,6 +85,9 @@ STEPS = {
     # id has no null: allowed, and the Project withholds preserves_nullability.
     "not-nullable": (["alter-column", "id", "--not-nullable"],
                      lambda ds: ds.alter_columns({"path": "id", "nullable": False})),
+    # A struct's child, checked for nulls as pylance does.
+    "not-nullable-nested": (["alter-column", "st.a", "--not-nullable"],
+                            lambda ds: ds.alter_columns({"path": "st.a", "nullable": False})),
     # A cast: new data files under a new field id, a Merge; the old files
     # keep listing the old id.
     "cast-int": (["alter-column", "id", "--cast", "int32"],
@@ -128,7 +131,7 @@ STEPS.update({
 del STEPS["add-drop-add"]
 
 CASES = {name: [name] for name in ("add-sql", "add-literal", "add-nulls", "drop", "drop-nested", "rename",
-                                   "rename-nested", "not-nullable", "cast-int", "cast-float", "cast-rename")}
+                                   "rename-nested", "not-nullable", "not-nullable-nested", "cast-int", "cast-float", "cast-rename")}
 CASES.update(SEQUENCES)
 
 
@@ -490,6 +493,21 @@ def test_structs_split_over_files_read_as_pylance(version, how, bases, tmp_path,
     assert all(len(f.metadata.files) == 2 for f in lance.dataset(str(theirs)).get_fragments())
     shutil.copytree(theirs, ours)
     _cross_modify(ours, theirs, lance_cpp, tmp_path)
+
+
+def test_nested_not_nullable_with_nulls_refused(tmp_path, lance_cpp):
+    uri = tmp_path / "d.lance"
+    lance.write_dataset(pa.table({"id": pa.array(range(4), pa.int64()),
+                                  "st": pa.array([{"a": None if i == 2 else i, "b": "x"} for i in range(4)],
+                                                 pa.struct([("a", pa.int32()), ("b", pa.string())]))}), str(uri))
+    message = 'Column "st.a" contains NULL values and cannot be made non-nullable'
+    with pytest.raises(Exception, match=message):
+        lance.dataset(str(uri)).alter_columns({"path": "st.a", "nullable": False})
+    proc = lance_cpp.run("alter-column", uri, "st.a", "--not-nullable")
+    assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+    assert lance.dataset(str(uri)).version == 1
+    lance_cpp.run_ok("alter-column", uri, "st.b", "--not-nullable")
+    assert not lance.dataset(str(uri)).schema.field("st").type.field("b").nullable
 
 
 def test_non_nullable_all_null_column_refused(bases, tmp_path, lance_cpp):

@@ -649,16 +649,31 @@ Result<std::shared_ptr<Dataset>> DropColumnsBuilder::Commit() {
 
 namespace {
 
-// Whether the top-level column `name` holds a null in any live row.
-Result<bool> HasNulls(const std::shared_ptr<const Dataset>& dataset, const std::string& name) {
+// Whether the column at `path` ("a" or "a.b") holds a null in any live
+// row: the top-level column read, and its children followed by name.
+Result<bool> HasNulls(const std::shared_ptr<const Dataset>& dataset, const std::string& path) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
   ScanOptions scan;
-  scan.columns = {name};
+  scan.columns = {parts[0]};
   LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
     LANCE_RETURN_NOT_OK(reader->ReadNext(&batch));
     if (!batch) return false;
-    if (batch->num_columns() > 0 && batch->column(0)->null_count() > 0) return true;
+    if (batch->num_columns() == 0) continue;
+    std::shared_ptr<arrow::Array> column = batch->column(0);
+    for (size_t i = 1; i < parts.size() && column; ++i) {
+      if (column->type_id() != arrow::Type::STRUCT) return Status::Invalid("column ", path, " is not under a struct");
+      column = static_cast<const arrow::StructArray&>(*column).GetFieldByName(parts[i]);
+    }
+    if (!column) return Status::Invalid("column ", path, " was not read");
+    if (column->null_count() > 0) return true;
   }
 }
 
@@ -913,10 +928,6 @@ Result<std::shared_ptr<Dataset>> AlterColumnsBuilder::Commit() {
     if (src == nullptr) return Status::Invalid(what, ": Column \"", a.path, "\" does not exist in the dataset");
     if (a.data_type) LANCE_RETURN_NOT_OK(CheckCast(ds, *src, a, what));
     if (a.nullable && !*a.nullable && src->nullable) {
-      if (a.path.find('.') != std::string::npos) {
-        return Status::NotImplemented(what, ": making the nested column \"", a.path,
-                                      "\" non-nullable is not implemented in lance-cpp yet");
-      }
       LANCE_ASSIGN_OR_RAISE(bool nulls, HasNulls(dataset_, a.path));
       if (nulls) {
         return Status::Invalid(what, ": Column \"", a.path, "\" contains NULL values and cannot be made non-nullable");
