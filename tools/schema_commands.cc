@@ -106,6 +106,18 @@ std::shared_ptr<arrow::DataType> ParseType(const std::string& s) {
     if (!item) return nullptr;
     return kind == "list<" ? arrow::list(item) : arrow::large_list(item);
   }
+  // dictionary<values=string, indices=int16, ordered=0>
+  const std::string dict = "dictionary<values=";
+  if (s.rfind(dict, 0) == 0 && s.back() == '>') {
+    const auto idx = s.rfind(", indices=");
+    const auto ord = s.rfind(", ordered=");
+    if (idx == std::string::npos || ord == std::string::npos || ord < idx) return nullptr;
+    auto values = ParseType(s.substr(dict.size(), idx - dict.size()));
+    auto indices = ParseType(s.substr(idx + 10, ord - idx - 10));
+    const std::string ordered = s.substr(ord + 10, s.size() - ord - 11);
+    if (!values || !indices || !arrow::is_integer(indices->id()) || (ordered != "0" && ordered != "1")) return nullptr;
+    return arrow::dictionary(indices, values, ordered == "1");
+  }
   const std::string st = "struct<";
   if (s.rfind(st, 0) == 0 && s.back() == '>') {
     // Children "NAME: TYPE" split at the commas outside brackets.

@@ -193,7 +193,7 @@ def test_schema_change_parity(case, version, stable, bases, tmp_path, lance_cpp)
             tmp_path, lance_cpp)
 
 
-def _parity(base: Path, steps: list, label: str, tmp_path: Path, lance_cpp) -> None:
+def _parity(base: Path, steps: list, label: str, tmp_path: Path, lance_cpp, cross: bool = True) -> None:
     """The steps on two copies of `base`, one by each side: the same commits,
     the same values in the new data files, the same tables; then each side
     modifies the other's."""
@@ -217,7 +217,8 @@ def _parity(base: Path, steps: list, label: str, tmp_path: Path, lance_cpp) -> N
     b = lance.dataset(str(theirs))
     assert a.schema == b.schema
     assert a.to_table(with_row_id=True).equals(b.to_table(with_row_id=True))
-    _cross_modify(ours, theirs, lance_cpp, tmp_path)
+    if cross:
+        _cross_modify(ours, theirs, lance_cpp, tmp_path)
 
 
 def typed_table(start: int, n: int) -> pa.Table:
@@ -278,6 +279,32 @@ TYPED_CASTS = {
 @pytest.mark.parametrize("case,version", [(c, v) for c in TYPED_CASTS for v in VERSIONS])
 def test_typed_cast_parity(case, version, typed_bases, tmp_path, lance_cpp):
     _parity(typed_bases[version], TYPED_CASTS[case], f"{case} on {version}", tmp_path, lance_cpp)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_dictionary_cast_parity(version, tmp_path, lance_cpp):
+    """A dictionary column cast by its values, as pylance takes it on v2
+    files: to its value type, to another string type, to another index."""
+    base = tmp_path / "base.lance"
+    ids = list(range(4000))
+    lance.write_dataset(pa.table({"id": pa.array(ids, pa.int64()),
+                                  "c": pa.array([f"v{i % 7}" if i % 5 else None for i in ids]).dictionary_encode()}),
+                        str(base), max_rows_per_file=1500, data_storage_version=version)
+    lance.dataset(str(base)).delete("id = 3 OR id = 1600")
+    for cli, ty in [("string", pa.string()), ("large_string", pa.large_string()),
+                    ("dictionary<values=string, indices=int16, ordered=0>", pa.dictionary(pa.int16(), pa.string()))]:
+        shutil.rmtree(tmp_path / "cpp.lance", ignore_errors=True)
+        shutil.rmtree(tmp_path / "py.lance", ignore_errors=True)
+        # lance-cpp reads a dictionary with another (equally valid) values
+        # array than pylance's, so that case compares values, not arrays.
+        dictionary = pa.types.is_dictionary(ty)
+        _parity(base, [_cast("c", cli, ty)], f"c to {ty} on {version}", tmp_path, lance_cpp, cross=not dictionary)
+        if dictionary:
+            out = tmp_path / "scan.arrow"
+            lance_cpp.run_ok("scan", tmp_path / "py.lance", "--out", out)
+            with ipc.open_file(out) as f:
+                assert f.read_all().column("c").to_pylist() == \
+                    lance.dataset(str(tmp_path / "py.lance")).to_table().column("c").to_pylist()
 
 
 TYPED_REFUSALS = [

@@ -685,10 +685,17 @@ bool IsListLike(arrow::Type::type id) {
 // can_cast_types): within one family of types (integers, floats, temporal
 // types, booleans, strings, binaries, decimals), and a list, large list or
 // fixed-size list to any of those three whose items follow the rule (two
-// fixed-size lists of one size).
+// fixed-size lists of one size); a dictionary by its values.
 bool CastAllowed(const arrow::DataType& from, const arrow::DataType& to) {
   const auto f = from.id();
   const auto t = to.id();
+  // Dictionaries by their values (v2 files materialize them).
+  if (f == arrow::Type::DICTIONARY) {
+    return CastAllowed(*static_cast<const arrow::DictionaryType&>(from).value_type(), to);
+  }
+  if (t == arrow::Type::DICTIONARY) {
+    return CastAllowed(from, *static_cast<const arrow::DictionaryType&>(to).value_type());
+  }
   auto string_like = [](arrow::Type::type id) { return id == arrow::Type::STRING || id == arrow::Type::LARGE_STRING; };
   auto binary_like = [](arrow::Type::type id) { return id == arrow::Type::BINARY || id == arrow::Type::LARGE_BINARY; };
   if (arrow::is_integer(f)) return arrow::is_integer(t);
