@@ -307,6 +307,18 @@ def test_dictionary_cast_parity(version, tmp_path, lance_cpp):
                     lance.dataset(str(tmp_path / "py.lance")).to_table().column("c").to_pylist()
 
 
+def test_cast_to_dictionary_refused_on_legacy(tmp_path, lance_cpp):
+    """Legacy files do not materialize dictionaries: pylance refuses the cast."""
+    uri = tmp_path / "d.lance"
+    lance.write_dataset(pa.table({"id": pa.array(range(4), pa.int64()), "s": pa.array(list("abca"))}), str(uri),
+                        data_storage_version="legacy")
+    with pytest.raises(Exception, match="Cannot cast column"):
+        lance.dataset(str(uri)).alter_columns({"path": "s", "data_type": pa.dictionary(pa.int16(), pa.string())})
+    proc = lance_cpp.run("alter-column", uri, "s", "--cast", "dictionary<values=string, indices=int16, ordered=0>")
+    assert proc.returncode == 1 and "Cannot cast column" in proc.stderr, proc.stderr
+    assert lance.dataset(str(uri)).version == 1
+
+
 TYPED_REFUSALS = [
     (_cast("d", "double", pa.float64()), "Cannot cast column"),
     (_cast("d", "int64", pa.int64()), "Cannot cast column"),

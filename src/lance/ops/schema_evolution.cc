@@ -686,15 +686,17 @@ bool IsListLike(arrow::Type::type id) {
 // types, booleans, strings, binaries, decimals), and a list, large list or
 // fixed-size list to any of those three whose items follow the rule (two
 // fixed-size lists of one size); a dictionary by its values.
-bool CastAllowed(const arrow::DataType& from, const arrow::DataType& to) {
+bool CastAllowed(const arrow::DataType& from, const arrow::DataType& to, bool to_dictionary) {
   const auto f = from.id();
   const auto t = to.id();
-  // Dictionaries by their values (v2 files materialize them).
+  // Dictionaries by their values; to one only where files materialize
+  // them (not legacy files).
+  if (t == arrow::Type::DICTIONARY && !to_dictionary) return false;
   if (f == arrow::Type::DICTIONARY) {
-    return CastAllowed(*static_cast<const arrow::DictionaryType&>(from).value_type(), to);
+    return CastAllowed(*static_cast<const arrow::DictionaryType&>(from).value_type(), to, to_dictionary);
   }
   if (t == arrow::Type::DICTIONARY) {
-    return CastAllowed(from, *static_cast<const arrow::DictionaryType&>(to).value_type());
+    return CastAllowed(from, *static_cast<const arrow::DictionaryType&>(to).value_type(), to_dictionary);
   }
   auto string_like = [](arrow::Type::type id) { return id == arrow::Type::STRING || id == arrow::Type::LARGE_STRING; };
   auto binary_like = [](arrow::Type::type id) { return id == arrow::Type::BINARY || id == arrow::Type::LARGE_BINARY; };
@@ -711,7 +713,7 @@ bool CastAllowed(const arrow::DataType& from, const arrow::DataType& to) {
             static_cast<const arrow::FixedSizeListType&>(to).list_size()) {
       return false;
     }
-    return CastAllowed(*from.field(0)->type(), *to.field(0)->type());
+    return CastAllowed(*from.field(0)->type(), *to.field(0)->type(), to_dictionary);
   }
   return false;
 }
@@ -905,7 +907,8 @@ Status CheckCast(const Dataset& ds, const Field& src, const ColumnAlteration& a,
   }
   LANCE_ASSIGN_OR_RAISE(auto from, ArrowTypeFromField(src));
   const auto& to = a.data_type;
-  if (!CastAllowed(*from, *to)) {
+  LANCE_ASSIGN_OR_RAISE(auto storage, ds.DataStorageVersion());
+  if (!CastAllowed(*from, *to, storage != "0.1")) {
     return Status::Invalid(what, ": Cannot cast column \"", a.path, "\" from ", from->ToString(), " to ",
                            to->ToString());
   }
