@@ -2,6 +2,7 @@
 // evolution through the builders of lance/dataset_ops.h.
 #include <arrow/api.h>
 
+#include <charconv>
 #include <iostream>
 #include <optional>
 
@@ -13,7 +14,51 @@ namespace lance::cli {
 namespace {
 
 // A type as pyarrow prints it: int32, float64, string, large_string,
-// timestamp[us], timestamp[us, tz=UTC], date32[day], ...
+// timestamp[us], timestamp[us, tz=UTC], date32[day], decimal128(10, 2),
+// list<item: int64> (or list<int64>), large_list<...>,
+// fixed_size_list<item: halffloat>[2], struct<a: int64, b: string>, ...
+std::shared_ptr<arrow::DataType> ParseType(const std::string& s);
+
+std::optional<int> ParseInt(const std::string& s) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+std::string Trim(const std::string& s) {
+  const auto b = s.find_first_not_of(' ');
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(' ') - b + 1);
+}
+
+// The item of list<...>: "NAME: TYPE" or a TYPE alone (named item), with
+// an optional " not null" (as pyarrow prints a required item).
+std::shared_ptr<arrow::Field> ParseItem(std::string inner) {
+  inner = Trim(inner);
+  bool nullable = true;
+  const std::string not_null = " not null";
+  if (inner.size() > not_null.size() && inner.compare(inner.size() - not_null.size(), not_null.size(), not_null) == 0) {
+    nullable = false;
+    inner = Trim(inner.substr(0, inner.size() - not_null.size()));
+  }
+  std::string name = "item";
+  // A name precedes ": " outside any brackets.
+  int depth = 0;
+  for (size_t i = 0; i + 1 < inner.size(); ++i) {
+    const char c = inner[i];
+    if (c == '<' || c == '(' || c == '[') ++depth;
+    if (c == '>' || c == ')' || c == ']') --depth;
+    if (depth == 0 && c == ':' && inner[i + 1] == ' ') {
+      name = inner.substr(0, i);
+      inner = Trim(inner.substr(i + 2));
+      break;
+    }
+  }
+  auto type = ParseType(inner);
+  return type ? arrow::field(name, type, nullable) : nullptr;
+}
+
 std::shared_ptr<arrow::DataType> ParseType(const std::string& s) {
   static const std::map<std::string, std::shared_ptr<arrow::DataType>> kSimple = {
       {"bool", arrow::boolean()},       {"int8", arrow::int8()},         {"int16", arrow::int16()},
@@ -42,6 +87,67 @@ std::shared_ptr<arrow::DataType> ParseType(const std::string& s) {
       inner = inner.substr(0, comma);
     }
     if (auto unit = unit_of(inner)) return arrow::timestamp(*unit, tz);
+  }
+  for (const std::string kind : {"decimal128(", "decimal256("}) {
+    if (s.rfind(kind, 0) != 0 || s.back() != ')') continue;
+    const std::string inner = s.substr(kind.size(), s.size() - kind.size() - 1);
+    const auto comma = inner.find(',');
+    if (comma == std::string::npos) return nullptr;
+    auto precision = ParseInt(Trim(inner.substr(0, comma)));
+    auto scale = ParseInt(Trim(inner.substr(comma + 1)));
+    if (!precision || !scale) return nullptr;
+    auto type = kind == "decimal128(" ? arrow::Decimal128Type::Make(*precision, *scale)
+                                      : arrow::Decimal256Type::Make(*precision, *scale);
+    return type.ok() ? *type : nullptr;
+  }
+  for (const std::string kind : {"list<", "large_list<"}) {
+    if (s.rfind(kind, 0) != 0 || s.back() != '>') continue;
+    auto item = ParseItem(s.substr(kind.size(), s.size() - kind.size() - 1));
+    if (!item) return nullptr;
+    return kind == "list<" ? arrow::list(item) : arrow::large_list(item);
+  }
+  // dictionary<values=string, indices=int16, ordered=0>
+  const std::string dict = "dictionary<values=";
+  if (s.rfind(dict, 0) == 0 && s.back() == '>') {
+    const auto idx = s.rfind(", indices=");
+    const auto ord = s.rfind(", ordered=");
+    if (idx == std::string::npos || ord == std::string::npos || ord < idx) return nullptr;
+    auto values = ParseType(s.substr(dict.size(), idx - dict.size()));
+    auto indices = ParseType(s.substr(idx + 10, ord - idx - 10));
+    const std::string ordered = s.substr(ord + 10, s.size() - ord - 11);
+    if (!values || !indices || !arrow::is_integer(indices->id()) || (ordered != "0" && ordered != "1")) return nullptr;
+    return arrow::dictionary(indices, values, ordered == "1");
+  }
+  const std::string st = "struct<";
+  if (s.rfind(st, 0) == 0 && s.back() == '>') {
+    // Children "NAME: TYPE" split at the commas outside brackets.
+    const std::string inner = s.substr(st.size(), s.size() - st.size() - 1);
+    arrow::FieldVector children;
+    int depth = 0;
+    size_t from = 0;
+    for (size_t i = 0; i <= inner.size(); ++i) {
+      const char c = i < inner.size() ? inner[i] : ',';
+      if (c == '<' || c == '(' || c == '[') ++depth;
+      if (c == '>' || c == ')' || c == ']') --depth;
+      if (c != ',' || depth != 0) continue;
+      const std::string part = Trim(inner.substr(from, i - from));
+      from = i + 1;
+      if (part.empty() && inner.find_first_not_of(' ') == std::string::npos) break;  // struct<>
+      if (part.find(": ") == std::string::npos) return nullptr;
+      auto child = ParseItem(part);
+      if (!child) return nullptr;
+      children.push_back(child);
+    }
+    return arrow::struct_(children);
+  }
+  const std::string fsl = "fixed_size_list<";
+  if (s.rfind(fsl, 0) == 0 && s.back() == ']') {
+    const auto close = s.rfind(">[");
+    if (close == std::string::npos) return nullptr;
+    auto size = ParseInt(s.substr(close + 2, s.size() - close - 3));
+    auto item = ParseItem(s.substr(fsl.size(), close - fsl.size()));
+    if (!size || *size < 0 || !item) return nullptr;
+    return arrow::fixed_size_list(item, *size);
   }
   return nullptr;
 }

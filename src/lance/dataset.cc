@@ -138,19 +138,8 @@ Result<std::shared_ptr<Dataset>> DatasetAccess::Open(std::shared_ptr<io::ObjectS
   if (!impl->branch && recorded) {
     // The branch's own directory opened as a dataset (as pylance allows):
     // its root is the directory tree/{branch} is in.
-    const std::string suffix = "/" + table::BranchDirectory(*recorded);
-    const std::string full = impl->store->FullPath("");
-    const std::string& own_uri = impl->store->uri();
-    std::string root_uri = own_uri;
-    while (root_uri.size() > 1 && root_uri.back() == '/') root_uri.pop_back();
-    if (full.ends_with(suffix) && root_uri.ends_with(suffix)) {
-      impl->root = std::make_shared<io::ObjectStore>(impl->store->filesystem(), full.substr(0, full.size() - suffix.size()),
-                                                     root_uri.substr(0, root_uri.size() - suffix.size()));
-      impl->branch = recorded;
-    } else {
-      return Status::Invalid("dataset ", uri, " is branch ", *recorded, " but is not at tree/", *recorded,
-                             " of a dataset root");
-    }
+    LANCE_ASSIGN_OR_RAISE(impl->root, table::BranchRoot(*impl->store, *recorded));
+    impl->branch = recorded;
   }
   impl->files = std::make_unique<table::FileLocator>(impl->store, impl->file.manifest);
   return std::shared_ptr<Dataset>(new Dataset(std::move(impl)));

@@ -16,6 +16,7 @@ with them on.
 
 from __future__ import annotations
 
+import decimal
 import shutil
 from pathlib import Path
 
@@ -84,6 +85,9 @@ STEPS = {
     # id has no null: allowed, and the Project withholds preserves_nullability.
     "not-nullable": (["alter-column", "id", "--not-nullable"],
                      lambda ds: ds.alter_columns({"path": "id", "nullable": False})),
+    # A struct's child, checked for nulls as pylance does.
+    "not-nullable-nested": (["alter-column", "st.a", "--not-nullable"],
+                            lambda ds: ds.alter_columns({"path": "st.a", "nullable": False})),
     # A cast: new data files under a new field id, a Merge; the old files
     # keep listing the old id.
     "cast-int": (["alter-column", "id", "--cast", "int32"],
@@ -127,7 +131,7 @@ STEPS.update({
 del STEPS["add-drop-add"]
 
 CASES = {name: [name] for name in ("add-sql", "add-literal", "add-nulls", "drop", "drop-nested", "rename",
-                                   "rename-nested", "not-nullable", "cast-int", "cast-float", "cast-rename")}
+                                   "rename-nested", "not-nullable", "not-nullable-nested", "cast-int", "cast-float", "cast-rename")}
 CASES.update(SEQUENCES)
 
 
@@ -196,10 +200,17 @@ PARITY_CASES = [pytest.param(case, v, stable, id=f"{case}-{v}-{'stable' if stabl
 
 @pytest.mark.parametrize("case,version,stable", PARITY_CASES)
 def test_schema_change_parity(case, version, stable, bases, tmp_path, lance_cpp):
-    ours, theirs, kept_paths, renamers = _twins(bases[(version, stable)], tmp_path)
-    for step in CASES[case]:
+    _parity(bases[(version, stable)], [STEPS[step] for step in CASES[case]], f"{case} on {version}, stable {stable}",
+            tmp_path, lance_cpp)
+
+
+def _parity(base: Path, steps: list, label: str, tmp_path: Path, lance_cpp, cross: bool = True) -> None:
+    """The steps on two copies of `base`, one by each side: the same commits,
+    the same values in the new data files, the same tables; then each side
+    modifies the other's."""
+    ours, theirs, kept_paths, renamers = _twins(base, tmp_path)
+    for step, (args, py) in enumerate(steps):
         listings = (parity._listing(ours), parity._listing(theirs))
-        args, py = STEPS[step]
         lance_cpp.run_ok(args[0], ours, *args[1:])
         py(lance.dataset(str(theirs)))
         problems = _compare_commit(ours, theirs, listings, renamers)
@@ -208,12 +219,150 @@ def test_schema_change_parity(case, version, stable, bases, tmp_path, lance_cpp)
             ta, tb = _physical(ours, pa_), _physical(theirs, pb)
             if fa != fb or not ta.equals(tb):
                 problems.append(f"new data file of fragment {fa}/{fb} differs:\n{ta.slice(0, 5)}\n{tb.slice(0, 5)}")
-        assert not problems, f"{case} step {step} on {version}, stable {stable}:\n  " + "\n  ".join(problems)
+        assert not problems, f"{label}, step {step}:\n  " + "\n  ".join(problems)
     a = lance.dataset(str(ours))
     b = lance.dataset(str(theirs))
     assert a.schema == b.schema
     assert a.to_table(with_row_id=True).equals(b.to_table(with_row_id=True))
-    _cross_modify(ours, theirs, lance_cpp, tmp_path)
+    if cross:
+        _cross_modify(ours, theirs, lance_cpp, tmp_path)
+
+
+def typed_table(start: int, n: int) -> pa.Table:
+    """Decimals and list-like columns, with nulls and empty lists."""
+    ids = list(range(start, start + n))
+    return pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "d": pa.array([None if i % 9 == 0 else decimal.Decimal(i * 37 - 5000) / 8 for i in ids],
+                      pa.decimal128(9, 3)),
+        "l": pa.array([None if i % 4 == 0 else list(range(i, i + i % 3)) for i in ids], pa.list_(pa.int32())),
+        "ln": pa.array([[i, -i] for i in ids], pa.list_(pa.field("item", pa.int32(), nullable=False))),
+        "v": pa.array([[i * 0.25, 1.5] for i in ids], pa.list_(pa.float32(), 2)),
+        "ls": pa.array([[f"w{i}"] if i % 3 else [] for i in ids], pa.list_(pa.string())),
+    })
+
+
+@pytest.fixture(scope="module")
+def typed_bases(tmp_path_factory) -> dict:
+    """As `bases`, over typed_table; ln is a required column."""
+    out = {}
+    root = tmp_path_factory.mktemp("schema_evolution_typed")
+    for v in VERSIONS:
+        uri = root / f"{v}.lance"
+        table = typed_table(0, 4000)
+        schema = table.schema.set(table.schema.get_field_index("ln"),
+                                  table.schema.field("ln").with_nullable(False))
+        lance.write_dataset(table.cast(schema), str(uri), max_rows_per_file=1500, data_storage_version=v)
+        lance.dataset(str(uri)).delete("id = 3 OR id = 1100 OR id = 1101 OR id = 3999")
+        out[v] = uri
+    return out
+
+
+def _cast(col: str, cli_type: str, py_type: pa.DataType):
+    return (["alter-column", col, "--cast", cli_type], lambda ds: ds.alter_columns({"path": col, "data_type": py_type}))
+
+
+# Casts of decimals (precision and scale; a smaller scale rounds half away
+# from zero) and of list-like columns (items, layout), as pylance takes them.
+TYPED_CASTS = {
+    "decimal-wider": [_cast("d", "decimal128(12, 3)", pa.decimal128(12, 3))],
+    "decimal-rescale-down": [_cast("d", "decimal128(8, 1)", pa.decimal128(8, 1))],
+    "decimal-rescale-up": [_cast("d", "decimal128(12, 5)", pa.decimal128(12, 5))],
+    "decimal-256": [_cast("d", "decimal256(40, 2)", pa.decimal256(40, 2))],
+    "list-int64": [_cast("l", "list<item: int64>", pa.list_(pa.int64()))],
+    "list-to-large": [_cast("l", "large_list<item: int16>", pa.large_list(pa.int16()))],
+    # A required column: its deleted rows' blanks are empty lists.
+    "required-list": [_cast("ln", "large_list<item: int64 not null>",
+                            pa.large_list(pa.field("item", pa.int64(), nullable=False)))],
+    "vector-f16": [_cast("v", "fixed_size_list<item: halffloat>[2]", pa.list_(pa.float16(), 2))],
+    "vector-to-list": [_cast("v", "list<item: double>", pa.list_(pa.float64()))],
+    "list-strings": [_cast("ls", "large_list<item: large_string>", pa.large_list(pa.large_string()))],
+    "two-casts-rename": [(["alter-column", "d", "--rename", "d2", "--cast", "decimal128(10, 2)"],
+                          lambda ds: ds.alter_columns({"path": "d", "name": "d2", "data_type": pa.decimal128(10, 2)})),
+                         _cast("l", "list<item: int16>", pa.list_(pa.int16()))],
+}
+
+
+@pytest.mark.parametrize("case,version", [(c, v) for c in TYPED_CASTS for v in VERSIONS])
+def test_typed_cast_parity(case, version, typed_bases, tmp_path, lance_cpp):
+    _parity(typed_bases[version], TYPED_CASTS[case], f"{case} on {version}", tmp_path, lance_cpp)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_dictionary_cast_parity(version, tmp_path, lance_cpp):
+    """A dictionary column cast by its values, as pylance takes it on v2
+    files: to its value type, to another string type, to another index."""
+    base = tmp_path / "base.lance"
+    ids = list(range(4000))
+    lance.write_dataset(pa.table({"id": pa.array(ids, pa.int64()),
+                                  "c": pa.array([f"v{i % 7}" if i % 5 else None for i in ids]).dictionary_encode()}),
+                        str(base), max_rows_per_file=1500, data_storage_version=version)
+    lance.dataset(str(base)).delete("id = 3 OR id = 1600")
+    for cli, ty in [("string", pa.string()), ("large_string", pa.large_string()),
+                    ("dictionary<values=string, indices=int16, ordered=0>", pa.dictionary(pa.int16(), pa.string()))]:
+        shutil.rmtree(tmp_path / "cpp.lance", ignore_errors=True)
+        shutil.rmtree(tmp_path / "py.lance", ignore_errors=True)
+        # lance-cpp reads a dictionary with another (equally valid) values
+        # array than pylance's, so that case compares values, not arrays.
+        dictionary = pa.types.is_dictionary(ty)
+        _parity(base, [_cast("c", cli, ty)], f"c to {ty} on {version}", tmp_path, lance_cpp, cross=not dictionary)
+        if dictionary:
+            out = tmp_path / "scan.arrow"
+            lance_cpp.run_ok("scan", tmp_path / "py.lance", "--out", out)
+            with ipc.open_file(out) as f:
+                assert f.read_all().column("c").to_pylist() == \
+                    lance.dataset(str(tmp_path / "py.lance")).to_table().column("c").to_pylist()
+
+
+def test_cast_to_dictionary_refused_on_legacy(tmp_path, lance_cpp):
+    """Legacy files do not materialize dictionaries: pylance refuses the cast."""
+    uri = tmp_path / "d.lance"
+    lance.write_dataset(pa.table({"id": pa.array(range(4), pa.int64()), "s": pa.array(list("abca"))}), str(uri),
+                        data_storage_version="legacy")
+    with pytest.raises(Exception, match="Cannot cast column"):
+        lance.dataset(str(uri)).alter_columns({"path": "s", "data_type": pa.dictionary(pa.int16(), pa.string())})
+    proc = lance_cpp.run("alter-column", uri, "s", "--cast", "dictionary<values=string, indices=int16, ordered=0>")
+    assert proc.returncode == 1 and "Cannot cast column" in proc.stderr, proc.stderr
+    assert lance.dataset(str(uri)).version == 1
+
+
+TYPED_REFUSALS = [
+    (_cast("d", "double", pa.float64()), "Cannot cast column"),
+    (_cast("d", "int64", pa.int64()), "Cannot cast column"),
+    (_cast("l", "list<item: string>", pa.list_(pa.string())), "Cannot cast column"),
+    (_cast("v", "fixed_size_list<item: float>[3]", pa.list_(pa.float32(), 3)), "Cannot cast column"),
+    (_cast("v", "fixed_size_list<item: int32>[2]", pa.list_(pa.int32(), 2)), "Cannot cast column"),
+    # Values the target cannot hold: the first one named, as arrow-rs words it.
+    (_cast("d", "decimal128(5, 3)", pa.decimal128(5, 3)),
+     "-620.375 is too small to store in a Decimal128 of precision 5. Min is -99.999"),
+    (_cast("d", "decimal128(4, 1)", pa.decimal128(4, 1)),
+     "1003.0 is too large to store in a Decimal128 of precision 4. Max is 999.9"),
+    (_cast("l", "list<item: int8>", pa.list_(pa.int8())), "Cast error"),
+    (_cast("l", "list<item: uint16>", pa.list_(pa.uint16())), None),  # fits: the control
+    (_cast("l", "fixed_size_list<item: int32>[2]", pa.list_(pa.int32(), 2)), "Cast error"),
+]
+
+
+@pytest.mark.parametrize("step,message", TYPED_REFUSALS, ids=[" ".join(r[0][0][1:]) for r in TYPED_REFUSALS])
+def test_typed_cast_refusals(step, message, typed_bases, tmp_path, lance_cpp):
+    (args, py) = step
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    shutil.copytree(typed_bases["2.1"], ours)
+    shutil.copytree(typed_bases["2.1"], theirs)
+    before = lance.dataset(str(ours)).version
+    if message is None:
+        py(lance.dataset(str(theirs)))
+        lance_cpp.run_ok(args[0], ours, *args[1:])
+        assert lance.dataset(str(ours)).to_table().equals(lance.dataset(str(theirs)).to_table())
+        return
+    with pytest.raises(Exception) as err:
+        py(lance.dataset(str(theirs)))
+    assert message in str(err.value)
+    proc = lance_cpp.run(args[0], ours, *args[1:])
+    assert proc.returncode == 1, proc
+    assert proc.stderr.startswith("error: ") and message in proc.stderr, proc.stderr
+    assert lance.dataset(str(ours)).version == before
+    assert sorted(p.name for p in (ours / "data").iterdir()) == sorted(p.name for p in (theirs / "data").iterdir())
 
 
 def _cross_modify(ours: Path, theirs: Path, lance_cpp, tmp_path: Path) -> None:
@@ -308,6 +457,102 @@ def test_refusals(args, py, message, bases, tmp_path, lance_cpp):
     assert lance.dataset(str(uri)).version == before
 
 
+# --------------------------------------------------------------------------- #
+# Sub-columns of an existing struct (pylance 14: from file version 2.2)
+# --------------------------------------------------------------------------- #
+
+SUB_COLUMNS = pa.struct([("c", pa.int64()), ("d", pa.struct([("e", pa.string())]))])
+
+
+def test_all_null_sub_columns_parity(bases, tmp_path, lance_cpp):
+    """Schema only: the new children go after the struct's own, then the new
+    top-level column; ids in the merged schema's pre-order. Then a column
+    computed from the struct's old child."""
+    step = (["add-columns", "--null", "st:struct<c: int64, d: struct<e: string>>",
+             "--null", "n:int32"],
+            lambda ds: ds.add_columns([pa.field("st", SUB_COLUMNS), pa.field("n", pa.int32())]))
+    _parity(bases[("2.2", False)], [step, STEPS["add-sql"]], "all-null sub-columns", tmp_path, lance_cpp)
+    assert lance.dataset(str(tmp_path / "cpp.lance")).schema.field("st").type.num_fields == 4
+
+
+SUB_COLUMN_REFUSALS = [
+    ("2.0", ["--null", "st:struct<c: int64>"], lambda ds: ds.add_columns(pa.field("st", pa.struct([("c", pa.int64())]))),
+     "Column st is a struct col, add sub column is not supported in Lance file version 2.0"),
+    ("2.1", ["--null", "st:struct<c: int64>"], lambda ds: ds.add_columns(pa.field("st", pa.struct([("c", pa.int64())]))),
+     "Column st is a struct col, add sub column is not supported in Lance file version 2.1"),
+    ("2.1", ["st=st"], lambda ds: ds.add_columns({"st": "st"}),
+     "Column st is a struct col, add sub column is not supported in Lance file version 2.1"),
+    ("2.2", ["--null", "st:struct<a: int32>"], lambda ds: ds.add_columns(pa.field("st", pa.struct([("a", pa.int32())]))),
+     "Column a already exists in the dataset"),
+    ("2.2", ["--null", "st:struct<c: int8, a: int64>"],
+     lambda ds: ds.add_columns(pa.field("st", pa.struct([("c", pa.int8()), ("a", pa.int64())]))),
+     "Type conflicts between a"),
+    ("2.2", ["st=st"], lambda ds: ds.add_columns({"st": "st"}), "Column a already exists in the dataset"),
+]
+
+
+@pytest.mark.parametrize("version,args,py,message", SUB_COLUMN_REFUSALS,
+                         ids=[f"{r[0]} {' '.join(r[1])}" for r in SUB_COLUMN_REFUSALS])
+def test_sub_column_refusals(version, args, py, message, bases, tmp_path, lance_cpp):
+    uri = tmp_path / "d.lance"
+    shutil.copytree(bases[(version, False)], uri)
+    before = lance.dataset(str(uri)).version
+    with pytest.raises(Exception) as err:
+        py(lance.dataset(str(uri)))
+    assert message in str(err.value)
+    proc = lance_cpp.run("add-columns", uri, *args)
+    assert proc.returncode == 1, proc
+    assert proc.stderr.startswith("error: ") and message in proc.stderr, proc.stderr
+    assert lance.dataset(str(uri)).version == before
+
+
+def test_list_item_conflict_refused_as_pylance(typed_bases, tmp_path, lance_cpp):
+    """A list onto a list is checked by its items, as pylance names them."""
+    uri = tmp_path / "d.lance"
+    shutil.copytree(typed_bases["2.2"], uri)
+    for cli, field, message in [("l:list<item: int32>", pa.field("l", pa.list_(pa.int32())),
+                                 "Column item already exists in the dataset"),
+                                ("l:list<item: int64>", pa.field("l", pa.list_(pa.int64())),
+                                 "Type conflicts between item")]:
+        with pytest.raises(Exception, match=message):
+            lance.dataset(str(uri)).add_columns(field)
+        proc = lance_cpp.run("add-columns", uri, "--null", cli)
+        assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("version,how", [("2.2", "sub-columns"), ("2.1", "nested-cast"), ("2.2", "nested-cast")])
+def test_structs_split_over_files_read_as_pylance(version, how, bases, tmp_path, lance_cpp):
+    """pylance puts a struct's new or recast children in new data files;
+    lance-cpp assembles the struct from every file holding part of it (by
+    field id), for scan, take and count, and appends to and deletes from
+    the result as pylance does."""
+    theirs, ours = tmp_path / "py.lance", tmp_path / "py-copy.lance"
+    shutil.copytree(bases[(version, False)], theirs)
+    ds = lance.dataset(str(theirs))
+    if how == "sub-columns":
+        ds.add_columns({"st": "named_struct('c', id * 2)"})
+    else:
+        ds.alter_columns({"path": "st.a", "data_type": pa.int64()})
+    assert all(len(f.metadata.files) == 2 for f in lance.dataset(str(theirs)).get_fragments())
+    shutil.copytree(theirs, ours)
+    _cross_modify(ours, theirs, lance_cpp, tmp_path)
+
+
+def test_nested_not_nullable_with_nulls_refused(tmp_path, lance_cpp):
+    uri = tmp_path / "d.lance"
+    lance.write_dataset(pa.table({"id": pa.array(range(4), pa.int64()),
+                                  "st": pa.array([{"a": None if i == 2 else i, "b": "x"} for i in range(4)],
+                                                 pa.struct([("a", pa.int32()), ("b", pa.string())]))}), str(uri))
+    message = 'Column "st.a" contains NULL values and cannot be made non-nullable'
+    with pytest.raises(Exception, match=message):
+        lance.dataset(str(uri)).alter_columns({"path": "st.a", "nullable": False})
+    proc = lance_cpp.run("alter-column", uri, "st.a", "--not-nullable")
+    assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+    assert lance.dataset(str(uri)).version == 1
+    lance_cpp.run_ok("alter-column", uri, "st.b", "--not-nullable")
+    assert not lance.dataset(str(uri)).schema.field("st").type.field("b").nullable
+
+
 def test_non_nullable_all_null_column_refused(bases, tmp_path, lance_cpp):
     """pylance refuses an all-null column that is not nullable; the CLI's
     --null columns are always nullable, so the API refuses it (unit test)
@@ -320,15 +565,44 @@ def test_non_nullable_all_null_column_refused(bases, tmp_path, lance_cpp):
     assert proc.returncode == 2 and "unknown type" in proc.stderr
 
 
-def test_nested_cast_refused_until_implemented(bases, tmp_path, lance_cpp):
-    """Casting a struct's child (pylance writes a file with the child only)
-    is not implemented yet: refused, nothing committed."""
-    uri = tmp_path / "d.lance"
-    shutil.copytree(bases[("2.1", False)], uri)
-    before = lance.dataset(str(uri)).version
-    proc = lance_cpp.run("alter-column", uri, "st.a", "--cast", "int64")
-    assert proc.returncode == 1 and "not implemented" in proc.stderr, proc.stderr
-    assert lance.dataset(str(uri)).version == before
+NESTED_CASTS = {
+    # The struct rewritten with its recast child only, under the struct's id.
+    "nested": [(["alter-column", "st.a", "--cast", "int64"],
+                lambda ds: ds.alter_columns({"path": "st.a", "data_type": pa.int64()}))],
+    # Two children and a top-level column in one call; then the files'
+    # parts read together by a computed column, and an update.
+    "nested-two": [(["alter-column", "st.b", "--cast", "large_string"],
+                    lambda ds: ds.alter_columns({"path": "st.b", "data_type": pa.large_string()})),
+                   (["alter-column", "st.a", "--cast", "int16"],
+                    lambda ds: ds.alter_columns({"path": "st.a", "data_type": pa.int16()})),
+                   _add_sql({"u": "st.a + 1"}), STEPS["update"]],
+    "nested-rename": [(["alter-column", "st.a", "--rename", "aa", "--cast", "int64"],
+                       lambda ds: ds.alter_columns({"path": "st.a", "name": "aa", "data_type": pa.int64()})),
+                      (["alter-column", "st.b", "--rename", "bb"],
+                       lambda ds: ds.alter_columns({"path": "st.b", "name": "bb"}))],
+}
+
+
+@pytest.mark.parametrize("case,version,stable", [(c, v, s) for c in NESTED_CASTS
+                                                 for v, s in (("2.1", False), ("2.2", False), ("2.2", True))])
+def test_nested_cast_parity(case, version, stable, bases, tmp_path, lance_cpp):
+    _parity(bases[(version, stable)], NESTED_CASTS[case], f"{case} on {version}, stable {stable}", tmp_path,
+            lance_cpp)
+
+
+def test_nested_cast_on_2_0_refused(bases, tmp_path, lance_cpp):
+    """pylance 14 casts a struct's child of a 2.0 dataset but cannot read
+    the result back; lance-cpp refuses it, committing nothing."""
+    theirs, ours = tmp_path / "py.lance", tmp_path / "d.lance"
+    shutil.copytree(bases[("2.0", False)], theirs)
+    shutil.copytree(bases[("2.0", False)], ours)
+    lance.dataset(str(theirs)).alter_columns({"path": "st.a", "data_type": pa.int64()})
+    with pytest.raises(Exception):
+        lance.dataset(str(theirs)).to_table()
+    before = lance.dataset(str(ours)).version
+    proc = lance_cpp.run("alter-column", ours, "st.a", "--cast", "int64")
+    assert proc.returncode == 1 and "cannot read back" in proc.stderr, proc.stderr
+    assert lance.dataset(str(ours)).version == before
 
 
 def test_pylance_writer_concurrent_with_lance_cpp_merge(tmp_path, lance_cpp):

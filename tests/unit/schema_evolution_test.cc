@@ -223,5 +223,35 @@ TEST(SchemaEvolutionTransactions, MergeAndProjectRoundTripForTheConflictRules) {
   EXPECT_EQ(check(txn::Project{schema, false}), txn::Verdict::kRetryable);
 }
 
+TEST_F(SchemaEvolutionTest, DecimalCastRoundsHalfAwayFromZeroAndChecksPrecision) {
+  auto type = *arrow::Decimal128Type::Make(5, 2);
+  arrow::Decimal128Builder d(type);
+  for (const char* v : {"0.05", "-0.05", "0.04", "-0.15", "9.95", "-9.94"}) {
+    ASSERT_TRUE(d.Append(*arrow::Decimal128::FromString(v)).ok());
+  }
+  ASSERT_TRUE(d.AppendNull().ok());
+  auto schema = arrow::schema({arrow::field("d", type)});
+  auto batch = arrow::RecordBatch::Make(schema, 7, {*d.Finish()});
+  WriteParams params;
+  params.data_storage_version = "2.1";
+  auto ds = WriteDataset(*arrow::RecordBatchReader::Make({batch}, schema), (dir_ / "dec").string(), params);
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  // Precision 2 at scale 1 cannot hold 9.95 rounded: refused with arrow-rs's words.
+  auto tight = (*ds)->NewAlterColumns().Alter({.path = "d", .data_type = *arrow::Decimal128Type::Make(2, 1)}).Commit();
+  ASSERT_FALSE(tight.ok());
+  EXPECT_NE(tight.status().message().find("10.0 is too large to store in a Decimal128 of precision 2. Max is 9.9"),
+            std::string::npos)
+      << tight.status().ToString();
+  auto cast = (*ds)->NewAlterColumns().Alter({.path = "d", .data_type = *arrow::Decimal256Type::Make(4, 1)}).Commit();
+  ASSERT_TRUE(cast.ok()) << cast.status().ToString();
+  EXPECT_EQ(Ids(**cast), (std::vector<std::pair<std::string, int32_t>>{{"d", 1}}));
+  auto table = ScanBuilder(*cast).ToTable();
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  auto out = std::static_pointer_cast<arrow::Decimal256Array>((*table)->column(0)->chunk(0));
+  std::vector<std::string> got;
+  for (int64_t i = 0; i < out->length(); ++i) got.push_back(out->IsNull(i) ? "null" : out->FormatValue(i));
+  EXPECT_EQ(got, (std::vector<std::string>{"0.1", "-0.1", "0.0", "-0.2", "10.0", "-9.9", "null"}));
+}
+
 }  // namespace
 }  // namespace lance

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "lance/dataset_internal.h"
+#include "lance/table/branches.h"
 #include "lance/table/manifest_location.h"
 #include "lance/util/clock.h"
 #include "lance/warnings.h"
@@ -186,13 +187,14 @@ Result<txn::CommitResult> CommitTransaction(const io::ObjectStore& store, txn::T
     LANCE_ASSIGN_OR_RAISE(auto policy,
                           AutoCleanupPolicy(result.manifest.config, result.version, versions, util::NowNanos()));
     if (!policy || result.version <= 1) return Status::OK();
-    if (result.manifest.branch) {
-      // A branch's cleanup needs the dataset root (its tags and the
-      // branches made from it), which a commit does not know here.
-      return Status::NotImplemented("lance-cpp does not run the automatic cleanup of branch '",
-                                    *result.manifest.branch, "'; run cleanup --branch ", *result.manifest.branch);
-    }
     auto here = std::make_shared<io::ObjectStore>(store);
+    if (result.manifest.branch) {
+      // As pylance: the branch's own old versions, with the tags and the
+      // branches made from it (kept at the root) respected. A branch's
+      // store is always tree/{name} of its root.
+      LANCE_ASSIGN_OR_RAISE(auto root, table::BranchRoot(store, *result.manifest.branch));
+      return CleanupWithPolicy(root, here, result.manifest.branch, *policy, {}).status();
+    }
     return CleanupWithPolicy(here, here, std::nullopt, *policy, {}).status();
   };
   Status st = run();

@@ -1,12 +1,16 @@
 // Schema evolution as pylance 14 commits it: add_columns (new data files
 // per fragment, or the schema only for all-null columns; a Merge),
-// drop_columns and alter_columns (renames, nullability; a Project).
+// drop_columns and alter_columns (renames, nullability: a Project; casts,
+// nested children included: new data files, a Merge).
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
 #include <arrow/compute/exec.h>
+#include <arrow/util/bitmap_ops.h>
+#include <arrow/util/decimal.h>
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <functional>
 #include <set>
 
@@ -107,28 +111,139 @@ Result<std::shared_ptr<Dataset>> CommitWithNewFiles(const Dataset& dataset, txn:
   return committed;
 }
 
-// pylance 14's check_field_conflict at the top level: a new column of an
-// existing name is refused, by its type (a struct onto a struct would add
-// sub-columns, which lance-cpp does not do yet).
+// pylance 14's check_field_conflict: a new field of an existing name is
+// refused (by its type: "already exists", "Type conflicts"), except a
+// struct onto a struct, whose children are checked the same way (lists'
+// items too); what is left are sub-columns added to the struct, which
+// files before 2.2 cannot hold.
+Status CheckFieldConflict(const arrow::Field& left, const arrow::Field& right, const std::string& version,
+                          const std::string& what) {
+  if (left.name() != right.name()) return Status::OK();
+  const auto& l = *left.type();
+  const auto& r = *right.type();
+  if (l.id() == arrow::Type::STRUCT && r.id() == arrow::Type::STRUCT) {
+    if (version == "0.1" || version == "2.0" || version == "2.1") {
+      return Status::Invalid(what, ": Column ", left.name(), " is a struct col, add sub column is not supported in "
+                             "Lance file version ", version);
+    }
+    auto packed = [](const arrow::Field& f) {
+      const auto& md = f.metadata();
+      if (!md) return false;
+      if (auto v = md->Get("packed"); v.ok()) {
+        std::string t = *v;
+        std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+        return t == "1" || t == "true" || t == "yes" || t == "y" || t == "on";
+      }
+      return md->Contains("lance-encoding:packed");
+    };
+    if (packed(left) || packed(right)) {
+      return Status::Invalid(what, ": Column ", left.name(), " is packed struct and already exists in the dataset");
+    }
+    for (const auto& lc : l.fields()) {
+      if (auto rc = static_cast<const arrow::StructType&>(r).GetFieldByName(lc->name())) LANCE_RETURN_NOT_OK(CheckFieldConflict(*lc, *rc, version, what));
+    }
+    return Status::OK();
+  }
+  if (l.id() == r.id() &&
+      (l.id() == arrow::Type::LIST || l.id() == arrow::Type::LARGE_LIST || l.id() == arrow::Type::FIXED_SIZE_LIST)) {
+    return CheckFieldConflict(*l.field(0), *r.field(0), version, what);
+  }
+  if (l.Equals(r)) return Status::Invalid(what, ": Column ", left.name(), " already exists in the dataset");
+  return Status::Invalid(what, ": Type conflicts between ", left.name(), "(", l.ToString(), ") and ", right.name(), "(",
+                         r.ToString(), ")");
+}
+
+// Whether any new field lands in an existing struct (sub-columns).
+bool AddsSubColumns(const arrow::Schema& schema, const arrow::FieldVector& fields) {
+  for (const auto& f : fields) {
+    if (auto existing = schema.GetFieldByName(f->name())) {
+      if (existing->type()->id() == arrow::Type::STRUCT && f->type()->id() == arrow::Type::STRUCT) return true;
+    }
+  }
+  return false;
+}
+
 Status CheckNewNames(const Dataset& dataset, const arrow::FieldVector& fields, const std::string& what) {
   LANCE_ASSIGN_OR_RAISE(auto schema, dataset.ArrowSchema());
+  LANCE_ASSIGN_OR_RAISE(auto version, dataset.DataStorageVersion());
   std::set<std::string> seen;
   for (const auto& field : fields) {
     const std::string& name = field->name();
     if (auto existing = schema->GetFieldByName(name)) {
-      if (existing->type()->id() == arrow::Type::STRUCT && field->type()->id() == arrow::Type::STRUCT) {
-        return Status::NotImplemented(what, ": adding sub-columns to struct column ", name,
-                                      " is not implemented in lance-cpp yet");
-      }
-      if (existing->type()->Equals(*field->type())) {
-        return Status::Invalid(what, ": Column ", name, " already exists in the dataset");
-      }
-      return Status::Invalid(what, ": Type conflicts between ", name, "(", existing->type()->ToString(), ") and ",
-                             name, "(", field->type()->ToString(), ")");
+      LANCE_RETURN_NOT_OK(CheckFieldConflict(*existing, *field, version, what));
     }
     if (!seen.insert(name).second) return Status::Invalid(what, ": column ", name, " is given twice");
   }
   return Status::OK();
+}
+
+// The reference's Schema::merge then set_field_id: new top-level fields go
+// last, new children of an existing struct after its children; every new
+// field then takes the next id in the merged schema's pre-order.
+Result<Schema> MergeNewFields(const Manifest& manifest, const arrow::FieldVector& fields) {
+  Schema merged = manifest.schema;
+  std::function<void(Field*)> unset = [&](Field* f) {
+    f->id = -1;
+    for (auto& c : f->children) unset(&c);
+  };
+  std::function<void(std::vector<Field>*, const Field&)> merge_into = [&](std::vector<Field>* level, const Field& add) {
+    auto it = std::find_if(level->begin(), level->end(), [&](const Field& f) { return f.name == add.name; });
+    if (it == level->end()) {
+      level->push_back(add);
+      return;
+    }
+    for (const auto& c : add.children) merge_into(&it->children, c);
+  };
+  for (const auto& f : fields) {
+    LANCE_ASSIGN_OR_RAISE(auto one, Schema::FromArrow(arrow::Schema({f}), 0));
+    Field converted = one.fields.at(0);
+    unset(&converted);
+    merge_into(&merged.fields, converted);
+  }
+  int32_t next = ops::MaxFieldId(manifest) + 1;
+  std::function<void(std::vector<Field>*, int32_t)> assign = [&](std::vector<Field>* level, int32_t parent) {
+    for (auto& f : *level) {
+      if (f.id < 0) {
+        f.id = next++;
+        f.parent_id = parent;
+      }
+      assign(&f.children, f.id);
+    }
+  };
+  assign(&merged.fields, -1);
+  return merged;
+}
+
+// The reference's merge_introduces_required_field: the first new node on
+// each path decides (a required one, or any new node under a required
+// top-level column).
+bool IntroducesRequiredField(const Schema& old, const Schema& merged) {
+  std::function<std::pair<bool, bool>(const std::vector<Field>&, const std::vector<Field>&)> walk =
+      [&](const std::vector<Field>& o, const std::vector<Field>& m) {
+        bool any_new = false, any_required = false;
+        for (const auto& f : m) {
+          auto it = std::find_if(o.begin(), o.end(), [&](const Field& x) { return x.name == f.name; });
+          if (it == o.end()) {
+            any_new = true;
+            any_required |= !f.nullable;
+          } else {
+            auto [n, r] = walk(it->children, f.children);
+            any_new |= n;
+            any_required |= r;
+          }
+        }
+        return std::make_pair(any_new, any_required);
+      };
+  for (const auto& f : merged.fields) {
+    auto it = std::find_if(old.fields.begin(), old.fields.end(), [&](const Field& x) { return x.name == f.name; });
+    if (it == old.fields.end()) {
+      if (!f.nullable) return true;
+      continue;
+    }
+    auto [any_new, any_required] = walk(it->children, f.children);
+    if (any_required || (any_new && !f.nullable)) return true;
+  }
+  return false;
 }
 
 // The values of the new columns for one fragment, as pylance's updater
@@ -139,43 +254,148 @@ struct SqlColumn {
   std::string name;
   scan::NewColumnValue value;
   std::string error_prefix;  // of evaluation errors ("Cast error: " for a cast, as pylance)
+  // Applied to the expression's values, when set (a cast as arrow-rs does it).
+  std::function<Result<std::shared_ptr<arrow::Array>>(const std::shared_ptr<arrow::Array>&)> then;
 };
 
-// The reference's blank plans (pylance 14, v2 files): a deleted row of a
-// fixed-width column copies the batch's first value; of a variable-width
-// one it is null when the column is nullable, else empty.
-Result<std::shared_ptr<arrow::Array>> AddBlanks(const std::shared_ptr<arrow::Array>& values,
-                                                const std::vector<bool>& is_deleted, bool nullable,
-                                                uint64_t fragment_id) {
-  const auto id = values->type_id();
-  const bool var_width = id == arrow::Type::STRING || id == arrow::Type::LARGE_STRING ||
-                         id == arrow::Type::BINARY || id == arrow::Type::LARGE_BINARY;
-  const bool fixed_width = arrow::is_fixed_width(id) && id != arrow::Type::DICTIONARY &&
-                           id != arrow::Type::EXTENSION;
-  if (!var_width && !fixed_width) {
-    return Status::NotImplemented("fragment ", fragment_id, " has deleted rows, and filling them in a new column of type ",
-                                  values->type()->ToString(), " as pylance does is not implemented yet");
+// The reference's blank plans (pylance 14, v2 files), per column and
+// recursively: a fixed-width value copies the batch's first row; a string,
+// binary or list takes a null when its field is nullable, else an empty
+// value (a list's child values are kept as they are); a fixed-size list or a
+// struct with such a child fills each child by its own plan, the list's
+// validity null when nullable, the struct's copied from the first row.
+bool CopiesFirstRow(const arrow::DataType& type) {
+  switch (type.id()) {
+    case arrow::Type::STRING:
+    case arrow::Type::LARGE_STRING:
+    case arrow::Type::BINARY:
+    case arrow::Type::LARGE_BINARY:
+    case arrow::Type::LIST:
+    case arrow::Type::LARGE_LIST:
+      return false;
+    case arrow::Type::FIXED_SIZE_LIST:
+      return CopiesFirstRow(*type.field(0)->type());
+    case arrow::Type::STRUCT:
+      for (const auto& f : type.fields()) {
+        if (!CopiesFirstRow(*f->type())) return false;
+      }
+      return true;
+    default:
+      return true;
   }
-  std::shared_ptr<arrow::Array> source = values;
-  uint32_t filler = 0;
-  if (var_width) {
-    std::shared_ptr<arrow::Array> blank;
-    if (nullable) {
-      LANCE_ASSIGN_OR_RAISE(blank, arrow::MakeArrayOfNull(values->type(), 1));
-    } else {
-      LANCE_ASSIGN_OR_RAISE(auto empty, arrow::MakeScalar(values->type(), std::string()));
-      LANCE_ASSIGN_OR_RAISE(blank, arrow::MakeArrayFromScalar(*empty, 1));
-    }
-    LANCE_ASSIGN_OR_RAISE(source, arrow::Concatenate({values, blank}));
-    filler = static_cast<uint32_t>(values->length());
-  }
+}
+
+Result<std::shared_ptr<arrow::Array>> TakeRows(const std::shared_ptr<arrow::Array>& values,
+                                               const std::vector<uint32_t>& rows) {
   arrow::UInt32Builder idx;
-  uint32_t at = 0;
-  for (bool deleted : is_deleted) LANCE_RETURN_NOT_OK(idx.Append(deleted ? filler : at++));
+  LANCE_RETURN_NOT_OK(idx.AppendValues(rows));
   std::shared_ptr<arrow::Array> indices;
   LANCE_RETURN_NOT_OK(idx.Finish(&indices));
-  LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(source, indices));
+  LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(values, indices));
   return taken.make_array();
+}
+
+Result<std::shared_ptr<arrow::Buffer>> Validity(const std::vector<bool>& valid, int64_t* null_count) {
+  arrow::TypedBufferBuilder<bool> bits;
+  *null_count = 0;
+  for (bool v : valid) {
+    LANCE_RETURN_NOT_OK(bits.Append(v));
+    if (!v) ++*null_count;
+  }
+  if (*null_count == 0) return std::shared_ptr<arrow::Buffer>();
+  std::shared_ptr<arrow::Buffer> out;
+  LANCE_RETURN_NOT_OK(bits.Finish(&out));
+  return out;
+}
+
+// Output row i is live row take[i], or a blank when blank[i] (take[i] is
+// then the first row).
+Result<std::shared_ptr<arrow::Array>> ApplyBlanks(const std::shared_ptr<arrow::Array>& values,
+                                                  const arrow::Field& field, const std::vector<uint32_t>& take,
+                                                  const std::vector<bool>& blank) {
+  const auto& type = values->type();
+  if (CopiesFirstRow(*type)) return TakeRows(values, take);
+  const bool nullable = field.nullable();
+  switch (type->id()) {
+    case arrow::Type::STRING:
+    case arrow::Type::LARGE_STRING:
+    case arrow::Type::BINARY:
+    case arrow::Type::LARGE_BINARY:
+    case arrow::Type::LIST:
+    case arrow::Type::LARGE_LIST: {
+      std::shared_ptr<arrow::Array> filler;
+      if (nullable) {
+        LANCE_ASSIGN_OR_RAISE(filler, arrow::MakeArrayOfNull(type, 1));
+      } else {
+        std::shared_ptr<arrow::Scalar> empty;
+        if (type->id() == arrow::Type::LIST || type->id() == arrow::Type::LARGE_LIST) {
+          LANCE_ASSIGN_OR_RAISE(auto no_values, arrow::MakeEmptyArray(type->field(0)->type()));
+          if (type->id() == arrow::Type::LIST) {
+            empty = std::make_shared<arrow::ListScalar>(no_values, type);
+          } else {
+            empty = std::make_shared<arrow::LargeListScalar>(no_values, type);
+          }
+        } else {
+          LANCE_ASSIGN_OR_RAISE(empty, arrow::MakeScalar(type, std::string()));
+        }
+        LANCE_ASSIGN_OR_RAISE(filler, arrow::MakeArrayFromScalar(*empty, 1));
+      }
+      LANCE_ASSIGN_OR_RAISE(auto source, arrow::Concatenate({values, filler}));
+      std::vector<uint32_t> rows(take);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        if (blank[i]) rows[i] = static_cast<uint32_t>(values->length());
+      }
+      return TakeRows(source, rows);
+    }
+    case arrow::Type::FIXED_SIZE_LIST: {
+      const auto& list = static_cast<const arrow::FixedSizeListArray&>(*values);
+      const int32_t size = list.value_length();
+      auto child = list.values()->Slice(list.value_offset(0), values->length() * size);
+      std::vector<uint32_t> child_take;
+      std::vector<bool> child_blank;
+      std::vector<bool> valid;
+      for (size_t i = 0; i < take.size(); ++i) {
+        for (int32_t k = 0; k < size; ++k) {
+          child_take.push_back(take[i] * static_cast<uint32_t>(size) + static_cast<uint32_t>(k));
+          child_blank.push_back(blank[i]);
+        }
+        valid.push_back(list.IsValid(take[i]) && !(blank[i] && nullable));
+      }
+      LANCE_ASSIGN_OR_RAISE(auto child_out, ApplyBlanks(child, *type->field(0), child_take, child_blank));
+      int64_t null_count = 0;
+      LANCE_ASSIGN_OR_RAISE(auto bitmap, Validity(valid, &null_count));
+      return std::make_shared<arrow::FixedSizeListArray>(type, static_cast<int64_t>(take.size()), child_out, bitmap,
+                                                         null_count);
+    }
+    case arrow::Type::STRUCT: {
+      const auto& st = static_cast<const arrow::StructArray&>(*values);
+      arrow::ArrayVector children;
+      for (int i = 0; i < st.num_fields(); ++i) {
+        LANCE_ASSIGN_OR_RAISE(auto c, ApplyBlanks(st.field(i), *type->field(i), take, blank));
+        children.push_back(std::move(c));
+      }
+      std::vector<bool> valid;
+      for (uint32_t r : take) valid.push_back(st.IsValid(r));
+      int64_t null_count = 0;
+      LANCE_ASSIGN_OR_RAISE(auto bitmap, Validity(valid, &null_count));
+      return std::make_shared<arrow::StructArray>(type, static_cast<int64_t>(take.size()), children, bitmap,
+                                                  null_count);
+    }
+    default:
+      return Status::NotImplemented("filling deleted rows in a new column of type ", type->ToString(),
+                                    " as pylance does is not implemented yet");
+  }
+}
+
+Result<std::shared_ptr<arrow::Array>> AddBlanks(const std::shared_ptr<arrow::Array>& values,
+                                                const std::vector<bool>& is_deleted, const arrow::Field& field,
+                                                uint64_t fragment_id) {
+  std::vector<uint32_t> take;
+  uint32_t at = 0;
+  for (bool deleted : is_deleted) take.push_back(deleted ? 0 : at++);
+  auto out = ApplyBlanks(values, field, take, is_deleted);
+  if (!out.ok()) return out.status().WithMessage("fragment ", fragment_id, " has deleted rows: ", out.status().message());
+  return out;
 }
 
 Result<DataFile> WriteFragmentColumns(const Dataset& dataset, const Fragment& fragment,
@@ -206,7 +426,7 @@ Result<DataFile> WriteFragmentColumns(const Dataset& dataset, const Fragment& fr
       blank.push_back(false);  // the source row itself, dropped below
       std::vector<std::shared_ptr<arrow::Array>> arrays;
       for (size_t i = 0; i < columns.size(); ++i) {
-        LANCE_ASSIGN_OR_RAISE(auto values, AddBlanks(source[i], blank, columns[i].value.nullable, fragment.id));
+        LANCE_ASSIGN_OR_RAISE(auto values, AddBlanks(source[i], blank, *out_schema->field(static_cast<int>(i)), fragment.id));
         arrays.push_back(values->Slice(0, static_cast<int64_t>(n)));
       }
       return writer.Write(arrow::RecordBatch::Make(out_schema, static_cast<int64_t>(n), arrays));
@@ -246,9 +466,14 @@ Result<DataFile> WriteFragmentColumns(const Dataset& dataset, const Fragment& fr
         } else {
           values = datum->make_array();
         }
+        if (c.then) {
+          auto done = c.then(values);
+          if (!done.ok()) return Status::Invalid(c.error_prefix, "column ", c.name, ": ", done.status().message());
+          values = std::move(*done);
+        }
         first.push_back(values->Slice(0, 1));
         if (live.size() < count) {
-          LANCE_ASSIGN_OR_RAISE(values, AddBlanks(values, is_deleted, c.value.nullable, fragment.id));
+          LANCE_ASSIGN_OR_RAISE(values, AddBlanks(values, is_deleted, *out_schema->field(static_cast<int>(arrays.size())), fragment.id));
         }
         arrays.push_back(std::move(values));
       }
@@ -351,6 +576,13 @@ Result<std::shared_ptr<Dataset>> AddColumnsBuilder::Commit() {
     }
     LANCE_RETURN_NOT_OK(CheckNewNames(ds, new_arrow, what));
     merge.fragments = m.fragments;
+    LANCE_ASSIGN_OR_RAISE(auto schema, ds.ArrowSchema());
+    if (AddsSubColumns(*schema, new_arrow)) {
+      // Sub-columns of an existing struct, schema only: read as nulls.
+      LANCE_ASSIGN_OR_RAISE(merge.schema, MergeNewFields(m, new_arrow));
+      merge.preserves_nullability = !IntroducesRequiredField(m.schema, merge.schema);
+      return CommitSchemaChange(ds, std::move(merge), options_);
+    }
   } else {
     LANCE_ASSIGN_OR_RAISE(auto schema, ds.ArrowSchema());
     for (const auto& [name, sql] : sql_) {
@@ -360,6 +592,12 @@ Result<std::shared_ptr<Dataset>> AddColumnsBuilder::Commit() {
       columns.push_back({name, std::move(*value), ""});
     }
     LANCE_RETURN_NOT_OK(CheckNewNames(ds, new_arrow, what));
+    if (AddsSubColumns(*schema, new_arrow)) {
+      // pylance writes them to new data files (the struct with the new
+      // children only); lance-cpp's expressions do not build structs yet.
+      return Status::NotImplemented(what, ": adding sub-columns to an existing struct from SQL expressions is not "
+                                    "implemented in lance-cpp yet (all-null sub-columns are: add-columns --null)");
+    }
   }
   LANCE_ASSIGN_OR_RAISE(Schema new_fields, ops::NewFieldsSchema(m, new_arrow));
   merge.schema = m.schema;
@@ -416,46 +654,266 @@ Result<std::shared_ptr<Dataset>> DropColumnsBuilder::Commit() {
 
 namespace {
 
-// Whether the top-level column `name` holds a null in any live row.
-Result<bool> HasNulls(const std::shared_ptr<const Dataset>& dataset, const std::string& name) {
+// Whether the column at `path` ("a" or "a.b") holds a null in any live
+// row: the top-level column read, and its children followed by name.
+Result<bool> HasNulls(const std::shared_ptr<const Dataset>& dataset, const std::string& path) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
   ScanOptions scan;
-  scan.columns = {name};
+  scan.columns = {parts[0]};
   LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
     LANCE_RETURN_NOT_OK(reader->ReadNext(&batch));
     if (!batch) return false;
-    if (batch->num_columns() > 0 && batch->column(0)->null_count() > 0) return true;
+    if (batch->num_columns() == 0) continue;
+    std::shared_ptr<arrow::Array> column = batch->column(0);
+    for (size_t i = 1; i < parts.size() && column; ++i) {
+      if (column->type_id() != arrow::Type::STRUCT) return Status::Invalid("column ", path, " is not under a struct");
+      column = static_cast<const arrow::StructArray&>(*column).GetFieldByName(parts[i]);
+    }
+    if (!column) return Status::Invalid("column ", path, " was not read");
+    if (column->null_count() > 0) return true;
   }
 }
 
-// The reference's cast rule: within one family of types (integers, floats,
-// temporal types, strings, binaries; booleans to booleans), a top-level
-// column, no index on it.
+bool IsListLike(arrow::Type::type id) {
+  return id == arrow::Type::LIST || id == arrow::Type::LARGE_LIST || id == arrow::Type::FIXED_SIZE_LIST;
+}
+
+// The reference's cast rule (is_upcast_downcast and arrow-rs's
+// can_cast_types): within one family of types (integers, floats, temporal
+// types, booleans, strings, binaries, decimals), and a list, large list or
+// fixed-size list to any of those three whose items follow the rule (two
+// fixed-size lists of one size); a dictionary by its values.
+bool CastAllowed(const arrow::DataType& from, const arrow::DataType& to, bool to_dictionary) {
+  const auto f = from.id();
+  const auto t = to.id();
+  // Dictionaries by their values; to one only where files materialize
+  // them (not legacy files).
+  if (t == arrow::Type::DICTIONARY && !to_dictionary) return false;
+  if (f == arrow::Type::DICTIONARY) {
+    return CastAllowed(*static_cast<const arrow::DictionaryType&>(from).value_type(), to, to_dictionary);
+  }
+  if (t == arrow::Type::DICTIONARY) {
+    return CastAllowed(from, *static_cast<const arrow::DictionaryType&>(to).value_type(), to_dictionary);
+  }
+  auto string_like = [](arrow::Type::type id) { return id == arrow::Type::STRING || id == arrow::Type::LARGE_STRING; };
+  auto binary_like = [](arrow::Type::type id) { return id == arrow::Type::BINARY || id == arrow::Type::LARGE_BINARY; };
+  if (arrow::is_integer(f)) return arrow::is_integer(t);
+  if (arrow::is_floating(f)) return arrow::is_floating(t);
+  if (arrow::is_temporal(f)) return arrow::is_temporal(t) && arrow::compute::CanCast(from, to);
+  if (f == arrow::Type::BOOL) return t == arrow::Type::BOOL;
+  if (string_like(f)) return string_like(t);
+  if (binary_like(f)) return binary_like(t);
+  if (arrow::is_decimal(f)) return t == arrow::Type::DECIMAL128 || t == arrow::Type::DECIMAL256;
+  if (IsListLike(f) && IsListLike(t)) {
+    if (f == arrow::Type::FIXED_SIZE_LIST && t == arrow::Type::FIXED_SIZE_LIST &&
+        static_cast<const arrow::FixedSizeListType&>(from).list_size() !=
+            static_cast<const arrow::FixedSizeListType&>(to).list_size()) {
+      return false;
+    }
+    return CastAllowed(*from.field(0)->type(), *to.field(0)->type(), to_dictionary);
+  }
+  return false;
+}
+
+bool HasDecimal(const arrow::DataType& type) {
+  if (arrow::is_decimal(type.id())) return true;
+  return IsListLike(type.id()) && HasDecimal(*type.field(0)->type());
+}
+
+arrow::Decimal256 Widen(const arrow::Array& array, int64_t i) {
+  if (array.type_id() == arrow::Type::DECIMAL256) {
+    return arrow::Decimal256(static_cast<const arrow::Decimal256Array&>(array).GetValue(i));
+  }
+  const arrow::Decimal128 v(static_cast<const arrow::Decimal128Array&>(array).GetValue(i));
+  const uint64_t ext = v.high_bits() < 0 ? ~uint64_t{0} : 0;
+  return arrow::Decimal256(std::array<uint64_t, 4>{v.low_bits(), static_cast<uint64_t>(v.high_bits()), ext, ext});
+}
+
+// A decimal cast as arrow-rs's (safe: false): a smaller scale rounds half
+// away from zero, and a value the target precision cannot hold is an error
+// worded as arrow-rs words it.
+Result<std::shared_ptr<arrow::Array>> CastDecimal(const std::shared_ptr<arrow::Array>& in,
+                                                  const std::shared_ptr<arrow::DataType>& to) {
+  const auto& from_type = static_cast<const arrow::DecimalType&>(*in->type());
+  const auto& to_type = static_cast<const arrow::DecimalType&>(*to);
+  const int32_t shift = to_type.scale() - from_type.scale();
+  const int32_t precision = to_type.precision();
+  const std::string kind = to->id() == arrow::Type::DECIMAL128 ? "Decimal128" : "Decimal256";
+  arrow::Decimal256 max(arrow::Decimal256::GetScaleMultiplier(precision));
+  max -= arrow::Decimal256(1);
+  const arrow::Decimal256 min(-max);
+  std::unique_ptr<arrow::ArrayBuilder> builder;
+  LANCE_RETURN_NOT_OK(arrow::MakeBuilder(arrow::default_memory_pool(), to, &builder));
+  for (int64_t i = 0; i < in->length(); ++i) {
+    if (in->IsNull(i)) {
+      LANCE_RETURN_NOT_OK(builder->AppendNull());
+      continue;
+    }
+    const arrow::Decimal256 x = Widen(*in, i);
+    arrow::Decimal256 v = x;
+    bool overflow = false;
+    if (shift > 0) {
+      // Beyond 10^76 nothing fits any precision.
+      if (shift > 76 || arrow::Decimal256::Abs(x) >= arrow::Decimal256::GetScaleMultiplier(76 - shift)) {
+        overflow = true;
+      } else {
+        v = x * arrow::Decimal256::GetScaleMultiplier(shift);
+      }
+    } else if (shift < 0) {
+      if (-shift > 76) {
+        v = arrow::Decimal256(0);
+      } else {
+        const arrow::Decimal256 divisor = arrow::Decimal256::GetScaleMultiplier(-shift);
+        LANCE_ASSIGN_OR_RAISE(auto qr, x.Divide(divisor));
+        v = qr.first;
+        const arrow::Decimal256 twice = arrow::Decimal256::Abs(qr.second) * arrow::Decimal256(2);
+        if (twice >= divisor) v += arrow::Decimal256(x.IsNegative() ? -1 : 1);
+      }
+    }
+    if (overflow || v > max || v < min) {
+      const bool large = !x.IsNegative();
+      const std::string shown = overflow ? x.ToString(from_type.scale()) : v.ToString(to_type.scale());
+      return Status::Invalid(shown, " is too ", large ? "large" : "small", " to store in a ", kind, " of precision ",
+                             precision, ". ", large ? "Max is " : "Min is ",
+                             (large ? max : min).ToString(to_type.scale()));
+    }
+    if (to->id() == arrow::Type::DECIMAL128) {
+      const auto& w = v.little_endian_array();
+      LANCE_RETURN_NOT_OK(static_cast<arrow::Decimal128Builder&>(*builder).Append(
+          arrow::Decimal128(static_cast<int64_t>(w[1]), w[0])));
+    } else {
+      LANCE_RETURN_NOT_OK(static_cast<arrow::Decimal256Builder&>(*builder).Append(v));
+    }
+  }
+  std::shared_ptr<arrow::Array> out;
+  LANCE_RETURN_NOT_OK(builder->Finish(&out));
+  return out;
+}
+
+// A column cast as the reference casts it (arrow-rs, safe: false): Arrow's
+// kernels, except decimals (arrow-rs rounds where Arrow truncates or
+// refuses), which lists of them reach through their items.
+Result<std::shared_ptr<arrow::Array>> CastAsReference(const std::shared_ptr<arrow::Array>& in,
+                                                      const std::shared_ptr<arrow::DataType>& to) {
+  if (in->type_id() == arrow::Type::STRUCT && to->id() == arrow::Type::STRUCT &&
+      in->type()->num_fields() == to->num_fields()) {
+    // The struct holding recast children: each child by position.
+    const auto& st = static_cast<const arrow::StructArray&>(*in);
+    arrow::ArrayVector children;
+    for (int i = 0; i < st.num_fields(); ++i) {
+      LANCE_ASSIGN_OR_RAISE(auto c, CastAsReference(st.field(i), to->field(i)->type()));
+      children.push_back(std::move(c));
+    }
+    std::shared_ptr<arrow::Buffer> validity;
+    if (st.null_count() > 0) {
+      LANCE_ASSIGN_OR_RAISE(validity, arrow::internal::CopyBitmap(arrow::default_memory_pool(), st.null_bitmap_data(),
+                                                                  st.offset(), st.length()));
+    }
+    return std::make_shared<arrow::StructArray>(to, st.length(), children, validity, st.null_count());
+  }
+  if (!HasDecimal(*in->type())) {
+    // An overflow is an error, not a null; a finer time unit is truncated.
+    arrow::compute::CastOptions options = arrow::compute::CastOptions::Safe(to);
+    options.allow_time_truncate = true;
+    LANCE_ASSIGN_OR_RAISE(auto out, arrow::compute::Cast(*in, to, options));
+    return out;
+  }
+  if (arrow::is_decimal(in->type_id())) return CastDecimal(in, to);
+  // The list's layout first (items unchanged), then its items.
+  const auto& to_item = to->field(0);
+  std::shared_ptr<arrow::DataType> layout;
+  const auto item = arrow::field(to_item->name(), in->type()->field(0)->type(), to_item->nullable());
+  switch (to->id()) {
+    case arrow::Type::LIST: layout = arrow::list(item); break;
+    case arrow::Type::LARGE_LIST: layout = arrow::large_list(item); break;
+    default:
+      layout = arrow::fixed_size_list(item, static_cast<const arrow::FixedSizeListType&>(*to).list_size());
+  }
+  std::shared_ptr<arrow::Array> shaped = in;
+  if (!in->type()->Equals(*layout)) {
+    LANCE_ASSIGN_OR_RAISE(shaped, arrow::compute::Cast(*in, layout, arrow::compute::CastOptions::Safe(layout)));
+  }
+  auto data = shaped->data()->Copy();
+  LANCE_ASSIGN_OR_RAISE(auto items, CastAsReference(arrow::MakeArray(data->child_data[0]), to_item->type()));
+  data->child_data[0] = items->data();
+  data->type = to;
+  return arrow::MakeArray(data);
+}
+
+// The reference's Field::project_by_ids with ancestors: the subtree of
+// every field in `ids`, under the ancestors leading to it.
+std::optional<Field> ProjectByIds(const Field& f, const std::set<int32_t>& ids) {
+  if (ids.count(f.id)) return f;
+  Field out = f;
+  out.children.clear();
+  for (const auto& c : f.children) {
+    if (auto kept = ProjectByIds(c, ids)) out.children.push_back(std::move(*kept));
+  }
+  if (out.children.empty()) return std::nullopt;
+  return out;
+}
+
+// `values` of field `full` (a struct read whole) cut down to `kept`'s
+// children, matched by id.
+Result<std::shared_ptr<arrow::Array>> PruneTo(const std::shared_ptr<arrow::Array>& values, const Field& full,
+                                              const Field& kept) {
+  if (kept.children.size() == full.children.size() || values->type_id() != arrow::Type::STRUCT) {
+    bool same = kept.children.size() == full.children.size();
+    for (size_t i = 0; same && i < kept.children.size(); ++i) same = kept.children[i].id == full.children[i].id &&
+                                                                      kept.children[i].children.size() ==
+                                                                          full.children[i].children.size();
+    if (same || values->type_id() != arrow::Type::STRUCT) return values;
+  }
+  const auto& st = static_cast<const arrow::StructArray&>(*values);
+  arrow::ArrayVector children;
+  arrow::FieldVector fields;
+  for (const auto& k : kept.children) {
+    auto it = std::find_if(full.children.begin(), full.children.end(), [&](const Field& f) { return f.id == k.id; });
+    if (it == full.children.end()) return Status::Invalid("field ", k.name, " is not a child of ", full.name);
+    const int index = static_cast<int>(it - full.children.begin());
+    LANCE_ASSIGN_OR_RAISE(auto c, PruneTo(st.field(index), *it, k));
+    fields.push_back(arrow::field(st.type()->field(index)->name(), c->type(), st.type()->field(index)->nullable()));
+    children.push_back(std::move(c));
+  }
+  std::shared_ptr<arrow::Buffer> validity;
+  if (st.null_count() > 0) {
+    LANCE_ASSIGN_OR_RAISE(validity, arrow::internal::CopyBitmap(arrow::default_memory_pool(), st.null_bitmap_data(),
+                                                                st.offset(), st.length()));
+  }
+  return std::make_shared<arrow::StructArray>(arrow::struct_(fields), st.length(), children, validity,
+                                              st.null_count());
+}
+
+// The reference's checks of a cast: the rule above, no index on the column.
 Status CheckCast(const Dataset& ds, const Field& src, const ColumnAlteration& a, const std::string& what) {
   if (a.path.find('.') != std::string::npos) {
-    return Status::NotImplemented(what, ": casting the nested column \"", a.path,
-                                  "\" is not implemented in lance-cpp yet");
+    LANCE_ASSIGN_OR_RAISE(auto version, ds.DataStorageVersion());
+    if (version == "0.1" || version == "2.0") {
+      // pylance 14 takes it, but cannot read back what it writes (its 2.0
+      // reader wants a struct's columns in one file).
+      return Status::NotImplemented(what, ": casting the nested column \"", a.path, "\" of a ", version,
+                                    " dataset is not done by lance-cpp: pylance 14 writes one it cannot read back");
+    }
+    Schema original = ds.manifest().schema;
+    const std::string parent = a.path.substr(0, a.path.rfind('.'));
+    const Field* up = ops::FindFieldByPath(&original, parent, nullptr);
+    if (up == nullptr || up->logical_type != "struct") {
+      return Status::NotImplemented(what, ": casting \"", a.path, "\", a child of a column that is not a struct, "
+                                    "is not implemented in lance-cpp yet");
+    }
   }
   LANCE_ASSIGN_OR_RAISE(auto from, ArrowTypeFromField(src));
   const auto& to = a.data_type;
-  auto family = [](const arrow::DataType& t) -> int {
-    const auto id = t.id();
-    if (arrow::is_integer(id)) return 1;
-    if (arrow::is_floating(id)) return 2;
-    if (arrow::is_temporal(id)) return 3;
-    if (id == arrow::Type::BOOL) return 4;
-    if (id == arrow::Type::STRING || id == arrow::Type::LARGE_STRING) return 5;
-    if (id == arrow::Type::BINARY || id == arrow::Type::LARGE_BINARY) return 6;
-    return 0;
-  };
-  const bool decimal_or_list = arrow::is_decimal(from->id()) || arrow::is_list_like(from->id());
-  if (decimal_or_list) {
-    return Status::NotImplemented(what, ": casting column \"", a.path, "\" of type ", from->ToString(),
-                                  " is not implemented in lance-cpp yet");
-  }
-  if (family(*from) == 0 || family(*from) != family(*to) ||
-      (arrow::is_temporal(from->id()) && !arrow::compute::CanCast(*from, *to))) {
+  LANCE_ASSIGN_OR_RAISE(auto storage, ds.DataStorageVersion());
+  if (!CastAllowed(*from, *to, storage != "0.1")) {
     return Status::Invalid(what, ": Cannot cast column \"", a.path, "\" from ", from->ToString(), " to ",
                            to->ToString());
   }
@@ -484,10 +942,6 @@ Result<std::shared_ptr<Dataset>> AlterColumnsBuilder::Commit() {
     if (src == nullptr) return Status::Invalid(what, ": Column \"", a.path, "\" does not exist in the dataset");
     if (a.data_type) LANCE_RETURN_NOT_OK(CheckCast(ds, *src, a, what));
     if (a.nullable && !*a.nullable && src->nullable) {
-      if (a.path.find('.') != std::string::npos) {
-        return Status::NotImplemented(what, ": making the nested column \"", a.path,
-                                      "\" non-nullable is not implemented in lance-cpp yet");
-      }
       LANCE_ASSIGN_OR_RAISE(bool nulls, HasNulls(dataset_, a.path));
       if (nulls) {
         return Status::Invalid(what, ": Column \"", a.path, "\" contains NULL values and cannot be made non-nullable");
@@ -516,6 +970,7 @@ Result<std::shared_ptr<Dataset>> AlterColumnsBuilder::Commit() {
       next_id = cast.MaxFieldId() + 1;
       Field old = *src;
       *dest = cast.fields[0];
+      dest->parent_id = src->parent_id;
       casts.emplace_back(std::move(old), *dest);
     }
   }
@@ -526,30 +981,57 @@ Result<std::shared_ptr<Dataset>> AlterColumnsBuilder::Commit() {
                                    "the cast first, then the nullability change");
     }
     LANCE_ASSIGN_OR_RAISE(auto storage_version, ds.DataStorageVersion());
-    LANCE_ASSIGN_OR_RAISE(auto ds_arrow, ds.ArrowSchema());
+    bool merge_preserves = true;
+    // One new column per top-level column holding a cast, in schema order
+    // (the reference's project_by_ids with ancestors): a nested cast writes
+    // its struct with only the recast children, under the struct's own id.
+    const Schema& original = ds.manifest().schema;
+    std::set<int32_t> old_ids, new_ids;
+    for (const auto& [old, cast] : casts) {
+      old_ids.insert(old.id);
+      new_ids.insert(cast.id);
+      // A required recast field, or one under a required top-level column,
+      // is a nullability change (pylance 14).
+      if (!cast.nullable) merge_preserves = false;
+    }
     Schema new_fields;
     std::vector<SqlColumn> columns;
     txn::Merge merge;
-    for (const auto& [old, cast] : casts) {
-      new_fields.fields.push_back(cast);
-      LANCE_ASSIGN_OR_RAISE(auto type, ArrowTypeFromField(cast));
-      // As arrow-rs with safe: false: an overflow is an error, not a null;
-      // a finer time unit is truncated.
-      arrow::compute::CastOptions options = arrow::compute::CastOptions::Safe(type);
-      options.allow_time_truncate = true;
+    for (size_t t = 0; t < original.fields.size(); ++t) {
+      const Field& old_top = original.fields[t];
+      auto read = ProjectByIds(old_top, old_ids);
+      if (!read) continue;
+      const Field& new_top = schema.fields[t];  // renames and casts keep the position
+      auto written = ProjectByIds(new_top, new_ids);
+      if (!written) return Status::Invalid(what, ": the recast fields of ", old_top.name, " are missing");
+      if (!new_top.nullable) merge_preserves = false;
+      new_fields.fields.push_back(*written);
+      LANCE_ASSIGN_OR_RAISE(auto type, ArrowTypeFromField(*written));
       scan::NewColumnValue value;
-      value.expr = arrow::compute::call("cast", {arrow::compute::field_ref(old.name)}, options);
+      value.expr = arrow::compute::field_ref(old_top.name);
       value.type = type;
-      value.nullable = cast.nullable;
-      columns.push_back({cast.name, std::move(value), "Cast error: "});
-      // A required recast field is a nullability change (pylance 14).
-      if (!cast.nullable) merge.preserves_nullability = false;
+      value.nullable = written->nullable;
+      columns.push_back({written->name, std::move(value), "Cast error: ",
+                         [type, full = old_top, kept = *read](const std::shared_ptr<arrow::Array>& in)
+                             -> Result<std::shared_ptr<arrow::Array>> {
+                           LANCE_ASSIGN_OR_RAISE(auto pruned, PruneTo(in, full, kept));
+                           return CastAsReference(pruned, type);
+                         }});
     }
+    merge.preserves_nullability = merge_preserves;
     LANCE_ASSIGN_OR_RAISE(auto fragments, WriteNewColumns(ds, std::move(columns), new_fields, storage_version, what));
     // Files left with no field of the new schema leave their fragments.
     std::set<int32_t> live;
     for (const auto& f : schema.FieldsPreOrder()) live.insert(f.id);
     for (auto& f : fragments) {
+      // An id the new file holds (a struct's, in files that list structs)
+      // is the new file's: a tombstone in the older files.
+      const auto& fresh = f.files.back().fields;
+      for (size_t i = 0; i + 1 < f.files.size(); ++i) {
+        for (auto& id : f.files[i].fields) {
+          if (std::find(fresh.begin(), fresh.end(), id) != fresh.end()) id = -2;
+        }
+      }
       std::erase_if(f.files, [&](const DataFile& file) {
         return std::none_of(file.fields.begin(), file.fields.end(), [&](int32_t id) { return live.count(id) > 0; });
       });

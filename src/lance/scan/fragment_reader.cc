@@ -14,6 +14,13 @@
 namespace lance::scan {
 namespace {
 
+// One data file's part of a column: its array and the file's field.
+struct StructPart {
+  size_t position = 0;  // of the file in the fragment
+  std::shared_ptr<arrow::Array> array;
+  const Field* file = nullptr;
+};
+
 void CollectIds(const Field& field, std::vector<int32_t>* ids) {
   ids->push_back(field.id);
   for (const auto& child : field.children) CollectIds(child, ids);
@@ -85,6 +92,58 @@ Result<std::shared_ptr<arrow::Array>> ProjectStruct(const std::shared_ptr<arrow:
                                               in.null_count());
 }
 
+// A struct column from the parts several data files hold: each child
+// from the first part (in file order) whose file field has the child's id,
+// recursively; children no part holds are nulls. The struct's validity is
+// the first part's.
+Result<std::shared_ptr<arrow::Array>> AssembleStruct(const std::vector<StructPart>& parts, const Field& dataset,
+                                                     const std::shared_ptr<arrow::DataType>& type,
+                                                     arrow::MemoryPool* pool) {
+  if (type->id() != arrow::Type::STRUCT || static_cast<size_t>(type->num_fields()) != dataset.children.size()) {
+    return Status::NotImplemented("reading column '", dataset.name, "' (", type->ToString(),
+                                  "): its sub-fields are in more than one data file, and only structs are "
+                                  "assembled across files");
+  }
+  for (const auto& p : parts) {
+    if (p.array->type_id() != arrow::Type::STRUCT ||
+        p.array->type()->num_fields() != static_cast<int>(p.file->children.size())) {
+      return Status::Invalid("column '", dataset.name, "': a data file's part of it is not the struct its schema says");
+    }
+  }
+  const int64_t length = parts.front().array->length();
+  std::vector<std::shared_ptr<arrow::Array>> children;
+  for (size_t c = 0; c < dataset.children.size(); ++c) {
+    const Field& want = dataset.children[c];
+    const auto child_type = type->field(static_cast<int>(c))->type();
+    std::vector<StructPart> sub;
+    for (const auto& p : parts) {
+      const auto& kids = p.file->children;
+      auto it = std::find_if(kids.begin(), kids.end(), [&](const Field& f) { return f.id == want.id; });
+      if (it == kids.end()) continue;
+      const auto& st = static_cast<const arrow::StructArray&>(*p.array);
+      sub.push_back({p.position, st.field(static_cast<int>(it - kids.begin())), &*it});
+    }
+    if (sub.empty()) {
+      LANCE_ASSIGN_OR_RAISE(auto nulls, arrow::MakeArrayOfNull(child_type, length, pool));
+      children.push_back(std::move(nulls));
+    } else if (sub.size() == 1 || want.children.empty()) {
+      LANCE_ASSIGN_OR_RAISE(auto child, ProjectStruct(sub[0].array, *sub[0].file, want, child_type, pool));
+      children.push_back(std::move(child));
+    } else {
+      LANCE_ASSIGN_OR_RAISE(auto child, AssembleStruct(sub, want, child_type, pool));
+      children.push_back(std::move(child));
+    }
+  }
+  const auto& first = static_cast<const arrow::StructArray&>(*parts.front().array);
+  std::shared_ptr<arrow::Buffer> validity;
+  if (first.null_count() > 0) {
+    LANCE_ASSIGN_OR_RAISE(validity,
+                          arrow::internal::CopyBitmap(pool, first.null_bitmap_data(), first.offset(), first.length()));
+  }
+  return std::make_shared<arrow::StructArray>(type, length, std::move(children), std::move(validity),
+                                              first.null_count());
+}
+
 }  // namespace
 
 Result<std::unique_ptr<FragmentReader>> FragmentReader::Open(const Dataset& dataset, const Fragment& fragment,
@@ -105,17 +164,14 @@ Result<std::unique_ptr<FragmentReader>> FragmentReader::Open(const Dataset& data
   }
   reader->schema_ = arrow::schema(out_fields);
 
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const DataFile* file = FileHolding(fragment, *fields[i]);
-    if (file == nullptr) {
-      reader->null_fields_.push_back(i);
-      continue;
-    }
+  // Field i read from `file` (its source opened once, shared by fields).
+  auto attach = [&](const DataFile* file, size_t i) -> Status {
     auto it = std::find_if(reader->sources_.begin(), reader->sources_.end(),
                            [&](const Source& s) { return s.file == file; });
     if (it == reader->sources_.end()) {
       Source source;
       source.file = file;
+      source.position = static_cast<size_t>(file - fragment.files.data());
       LANCE_ASSIGN_OR_RAISE(source.location, dataset.DataFileLocation(*file));
       LANCE_ASSIGN_OR_RAISE(auto version,
                             file::FileVersionFromPair(file->file_major_version, file->file_minor_version));
@@ -146,6 +202,34 @@ Result<std::unique_ptr<FragmentReader>> FragmentReader::Open(const Dataset& data
       }
       it->names.push_back(match->name);
       it->file_fields.push_back(*match);
+    }
+    return Status::OK();
+  };
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const DataFile* file = FileHolding(fragment, *fields[i]);
+    if (file == nullptr) {
+      reader->null_fields_.push_back(i);
+      continue;
+    }
+    LANCE_RETURN_NOT_OK(attach(file, i));
+    // A struct's sub-fields may be in later data files too (pylance's cast
+    // of a nested column, or sub-columns added with data): each file's part
+    // is read, and the struct assembled from them by field id.
+    if (fields[i]->children.empty()) continue;
+    std::vector<int32_t> ids;
+    CollectIds(*fields[i], &ids);
+    for (const auto& other : fragment.files) {
+      if (&other == file) continue;
+      const bool holds = std::any_of(ids.begin(), ids.end(), [&](int32_t id) {
+        return std::find(other.fields.begin(), other.fields.end(), id) != other.fields.end();
+      });
+      if (!holds) continue;
+      LANCE_RETURN_NOT_OK(attach(&other, i));
+      if (reader->sources_.back().legacy || std::any_of(reader->sources_.begin(), reader->sources_.end(),
+                                                        [&](const Source& s) { return s.file == file && s.legacy; })) {
+        return Status::NotImplemented("reading column '", fields[i]->name, "' of fragment ", fragment.id,
+                                      ": its sub-fields are in more than one data file, one of them legacy");
+      }
     }
   }
   std::vector<std::shared_ptr<arrow::DataType>> types;
@@ -251,18 +335,32 @@ Result<std::shared_ptr<arrow::RecordBatch>> FragmentReader::Read(uint64_t offset
   for (size_t i : null_fields_) {
     LANCE_ASSIGN_OR_RAISE(columns[i], arrow::MakeArrayOfNull(schema_->field(static_cast<int>(i))->type(), rows, pool_));
   }
+  // Each field's parts, one per data file holding some of it, in the
+  // fragment's file order.
+  std::vector<std::vector<StructPart>> parts(fields_.size());
   for (auto& source : sources_) {
     LANCE_ASSIGN_OR_RAISE(auto arrays, ReadSource(source, offset, count, offsets));
     for (size_t k = 0; k < source.outputs.size(); ++k) {
       if (arrays[k]->length() != rows) {
         return Status::Invalid("data file ", source.location, " gave ", arrays[k]->length(), " rows, expected ", rows);
       }
-      if (source.v2) {
-        const size_t i = source.outputs[k];
-        LANCE_ASSIGN_OR_RAISE(arrays[k], ProjectStruct(arrays[k], source.file_fields[k], *fields_[i],
-                                                       schema_->field(static_cast<int>(i))->type(), pool_));
+      const size_t i = source.outputs[k];
+      if (!source.v2) {
+        columns[i] = std::move(arrays[k]);
+        continue;
       }
-      columns[source.outputs[k]] = std::move(arrays[k]);
+      parts[i].push_back({source.position, std::move(arrays[k]), &source.file_fields[k]});
+    }
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].empty()) continue;
+    const auto& type = schema_->field(static_cast<int>(i))->type();
+    if (parts[i].size() == 1) {
+      LANCE_ASSIGN_OR_RAISE(columns[i], ProjectStruct(parts[i][0].array, *parts[i][0].file, *fields_[i], type, pool_));
+    } else {
+      std::sort(parts[i].begin(), parts[i].end(),
+                [](const StructPart& a, const StructPart& b) { return a.position < b.position; });
+      LANCE_ASSIGN_OR_RAISE(columns[i], AssembleStruct(parts[i], *fields_[i], type, pool_));
     }
   }
   if (!overlays_->empty()) LANCE_RETURN_NOT_OK(overlays_->Apply(offset, count, offsets, &columns));

@@ -50,6 +50,7 @@ class FragmentReader {
  private:
   struct Source {
     const DataFile* file = nullptr;
+    size_t position = 0;  // of `file` in the fragment's files
     std::string location;
     std::shared_ptr<FileReader> v2;                                // v2 files
     std::shared_ptr<file::legacy::LegacyFileReader> legacy;        // legacy files

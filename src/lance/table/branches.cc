@@ -98,6 +98,19 @@ std::string BranchFilePath(const std::string& name) {
 
 std::string BranchDirectory(const std::string& name) { return "tree/" + name; }
 
+Result<std::shared_ptr<io::ObjectStore>> BranchRoot(const io::ObjectStore& store, const std::string& name) {
+  const std::string suffix = "/" + BranchDirectory(name);
+  const std::string full = store.FullPath("");
+  std::string uri = store.uri();
+  while (uri.size() > 1 && uri.back() == '/') uri.pop_back();
+  if (!full.ends_with(suffix) || !uri.ends_with(suffix)) {
+    return Status::Invalid("dataset ", store.uri(), " is branch ", name, " but is not at tree/", name,
+                           " of a dataset root");
+  }
+  return std::make_shared<io::ObjectStore>(store.filesystem(), full.substr(0, full.size() - suffix.size()),
+                                           uri.substr(0, uri.size() - suffix.size()));
+}
+
 Result<BranchContents> ParseBranch(const std::string& text, const std::string& name, const std::string& path) {
   auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   auto bad = [&](const std::string& why) { return Status::Invalid("corrupt branch file ", path, ": ", why); };

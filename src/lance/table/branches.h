@@ -45,6 +45,10 @@ std::optional<std::string> StandardizeBranch(const std::string& name);
 std::string BranchFilePath(const std::string& name);
 /// `tree/{name}`: the branch's dataset directory under the root.
 std::string BranchDirectory(const std::string& name);
+/// The dataset root of `store`, the directory of branch `name` (the
+/// directory tree/{name} is in), through the same filesystem; an error when
+/// `store` is not at tree/{name}.
+Result<std::shared_ptr<io::ObjectStore>> BranchRoot(const io::ObjectStore& store, const std::string& name);
 
 Result<BranchContents> ParseBranch(const std::string& json, const std::string& name, const std::string& path);
 /// Pretty-printed as the reference's serde_json::to_vec_pretty.
