@@ -556,6 +556,15 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
             }
             return Status::OK();
           },
+          [&](const CreateIndex& op) -> Status {
+            if (!in.base) return Status::Invalid("cannot change indices: the dataset does not exist");
+            m.version = version;
+            for (const auto& removed : op.removed_indices) {
+              std::erase_if(out.indices, [&](const IndexMetadata& i) { return i.uuid == removed.uuid; });
+            }
+            for (const auto& added : op.new_indices) out.indices.push_back(added);
+            return Status::OK();
+          },
           [&](const Restore& op) -> Status {
             if (!in.base || !in.restore_source) {
               return Status::Invalid("cannot restore version ", op.version, ": the dataset does not exist");
