@@ -17,15 +17,17 @@ namespace {
 constexpr int64_t kBTreePageRows = 4096;
 
 // The values in the order both index types store them: nulls first, then
-// ascending, NaN last; equal values keep their input order (pylance sorts
-// rows in scan order, so ties are in row order).
+// ascending, NaN last; equal values by ascending row id, as pylance sorts.
 Result<IndexInput> SortInput(const IndexInput& in) {
   namespace cp = arrow::compute;
   // Arrow puts NaN just before the nulls when they go last; the nulls are
   // then moved to the front, keeping NaN last.
-  cp::ArraySortOptions options(cp::SortOrder::Ascending, cp::NullPlacement::AtEnd);
-  LANCE_ASSIGN_OR_RAISE(auto sorted, cp::CallFunction("array_sort_indices", {in.values}, &options));
-  auto order = std::static_pointer_cast<arrow::UInt64Array>(sorted.make_array());
+  auto batch = arrow::RecordBatch::Make(
+      arrow::schema({arrow::field("values", in.values->type()), arrow::field("ids", arrow::uint64())}),
+      in.values->length(), {in.values, in.ids});
+  cp::SortOptions options({cp::SortKey("values"), cp::SortKey("ids")}, cp::NullPlacement::AtEnd);
+  LANCE_ASSIGN_OR_RAISE(auto sorted, cp::SortIndices(arrow::Datum(batch), options));
+  auto order = std::static_pointer_cast<arrow::UInt64Array>(sorted);
   const int64_t n = order->length();
   const int64_t nulls = in.values->null_count();
   arrow::UInt64Builder b;
