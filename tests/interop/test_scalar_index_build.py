@@ -101,7 +101,7 @@ def _txn_view(txn) -> dict:
     view = lambda i: {  # noqa: E731
         "name": i.name, "fields": list(i.fields), "dataset_version": i.dataset_version,
         "fragment_ids": sorted(i.fragment_ids), "index_version": i.index_version, "base_id": i.base_id,
-        "files": sorted(f.path for f in i.files), "index_details": i.index_details,
+        "files": [f.path for f in i.files], "index_details": i.index_details,
         "covering_fields": list(i.covering_fields)}
     return {"type": type(op).__name__, "read_version": txn.read_version,
             "new": [view(i) for i in op.new_indices], "removed": [view(i) for i in op.removed_indices]}
@@ -190,9 +190,11 @@ def test_index_files_equal_pylance(built):
             else:
                 for c in ta.column_names:
                     assert _cells(ta[c]) == _cells(tb[c]), f"{col} {name}: column {c} differs"
-        if kind == "BITMAP" and col == "s":
-            # Strings and binary bitmaps: the same bytes as pylance's.
-            assert (da / FILES[kind][0]).read_bytes() == (db / FILES[kind][0]).read_bytes()
+        if kind == "BITMAP" and not (col == "f" and version == "2.1"):
+            # The same bytes as pylance's. Not for float keys in 2.1: there
+            # lance-cpp's file writer encodes the column differently from
+            # pylance's (the decoded files are equal).
+            assert (da / FILES[kind][0]).read_bytes() == (db / FILES[kind][0]).read_bytes(), f"{col} bitmap bytes"
 
 
 @pytest.mark.parametrize("filt", FILTERS)
