@@ -355,3 +355,27 @@ def test_more_column_types(tmp_path, version):
         expected = sorted(b.to_table(columns=[], filter=filt, with_row_id=True)["_rowid"].to_pylist())
         assert sorted(a.to_table(columns=[], filter=filt, with_row_id=True)["_rowid"].to_pylist()) == expected, filt
         assert int(_ok("count", ours, "--filter", filt).stdout) == len(expected), filt
+
+
+@pytest.mark.parametrize("kind", ["BTREE", "BITMAP"])
+def test_deleted_rows_and_empty_dataset(tmp_path, kind):
+    """Deleted rows (and a fragment deleted whole) are not indexed; an empty
+    dataset gets empty index files, as pylance's."""
+    for rows, name in (([1, 2, 3, 4, 5, 6], "del"), ([], "empty")):
+        ours, theirs = tmp_path / f"{name}-ours", tmp_path / f"{name}-theirs"
+        for uri in (ours, theirs):
+            lance.write_dataset(pa.table({"i": pa.array(rows, pa.int32())}), uri, max_rows_per_file=3)
+            if rows:
+                lance.dataset(uri).delete("i <= 3")
+                lance.dataset(uri).delete("i = 5")
+        _ok("create-index", ours, "i", "--type", kind)
+        lance.dataset(theirs).create_scalar_index("i", kind)
+        a, b = lance.dataset(ours), lance.dataset(theirs)
+        assert _entries(a) == _entries(b)
+        assert [_txn_view(t) for t in a.get_transactions(1)] == [_txn_view(t) for t in b.get_transactions(1)]
+        for file in FILES[kind]:
+            _, sa, ta = _decoded(_index_dir(ours, a, "i_idx") / file)
+            _, sb, tb = _decoded(_index_dir(theirs, b, "i_idx") / file)
+            assert sa.equals(sb, check_metadata=True) and ta.equals(tb), f"{name} {file}"
+        if rows:
+            assert a.to_table(filter="i > 3")["i"].to_pylist() == [4, 6]
