@@ -1,5 +1,6 @@
 // `lance-cpp create-index`, `drop-index`, `indices`: scalar index
 // management through lance/index_ops.h.
+#include <cctype>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +30,15 @@ int RunCreateIndex(const std::vector<std::string>& argv) {
   }
   if (args.positional.size() != 2) return ReportUsage("create-index takes a URI and a COLUMN", kUsage);
   if (!args.Has("--type")) return ReportUsage("create-index needs --type", kUsage);
+  std::string type = args.Get("--type");
+  for (auto& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (type == "BTREE" || type == "BITMAP") {
+    std::vector<std::string> flags = kVectorFlags;
+    flags.push_back("--with-position");
+    for (const auto& f : flags) {
+      if (args.Has(f)) return ReportUsage(f + " does not apply to a " + type + " index", kUsage);
+    }
+  }
   auto ds = OpenDataset(args.positional[0]);
   if (!ds.ok()) return ReportError(ds.status());
   CreateIndexBuilder builder(*ds, args.positional[1], args.Get("--type"));

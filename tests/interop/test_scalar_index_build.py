@@ -305,6 +305,9 @@ def test_refusals_match_pylance(tmp_path):
     for kind in ("LABEL_LIST", "ZONEMAP", "BLOOMFILTER", "NGRAM", "INVERTED", "IVF_PQ"):
         proc = _run("create-index", uri, "i", "--type", kind)
         assert proc.returncode == 1 and f"index type {kind} is not implemented in lance-cpp yet" in proc.stderr
+    for flag in (["--num-partitions", "4"], ["--with-position"]):
+        proc = _run("create-index", uri, "i", "--type", "BTREE", *flag)
+        assert proc.returncode == 2 and f"{flag[0]} does not apply to a BTREE index" in proc.stderr
     assert lance.dataset(uri).version == 1
     assert not (uri / "_indices").exists()
     # A nested field pylance indexes, lance-cpp indexes the same way.
