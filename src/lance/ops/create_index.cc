@@ -116,6 +116,12 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
     return Status::AlreadyExists("index name '", name, "' already exists, please specify a different name or replace it");
   }
 
+  // pylance writes the index files in the dataset's file version.
+  LANCE_ASSIGN_OR_RAISE(std::string file_version, ds.DataStorageVersion());
+  if (file_version == "0.1") {
+    return Status::NotImplemented("creating an index on a legacy (0.1) dataset is not implemented in lance-cpp");
+  }
+
   // BTREE on a dataset with stable row ids stores row addresses (its
   // index_version 1, as pylance 14); otherwise the dataset's row ids.
   const bool stable = ds.manifest().UsesStableRowIds();
@@ -145,10 +151,6 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   meta.fragment_ids = fragments;
   meta.index_details_type_url = type == "BTREE" ? "/lance.table.BTreeIndexDetails" : "/lance.table.BitmapIndexDetails";
   meta.index_version = type == "BTREE" && stable ? 1 : 0;
-  LANCE_ASSIGN_OR_RAISE(std::string file_version, ds.DataStorageVersion());
-  if (file_version == "0.1") {
-    return Status::NotImplemented("creating an index on a legacy (0.1) dataset is not implemented in lance-cpp");
-  }
   const std::string dir = "_indices/" + meta.UuidString();
   const io::ObjectStore& store = *DatasetAccess::Store(ds);
   auto files = type == "BTREE" ? index::WriteBTreeIndex(store, dir, input, file_version)
