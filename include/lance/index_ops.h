@@ -27,8 +27,11 @@ namespace lance {
 /// insensitive). The other types pylance builds are refused as not
 /// implemented; names pylance does not know are invalid.
 ///
-/// The column's values and row ids are held in memory while they are
-/// sorted (16 bytes a row plus the values); pylance spills to disk instead.
+/// Memory: a BTREE build sorts at most 4Mi rows (values and row ids) in
+/// memory, spilling sorted runs to local temporary files and merging them
+/// beyond that (LANCE_CPP_INDEX_SORT_RUN_ROWS changes the number); a BITMAP
+/// build holds every row id of the column while it builds the bitmaps, as
+/// pylance's does.
 class CreateIndexBuilder {
  public:
   CreateIndexBuilder(std::shared_ptr<const Dataset> dataset, std::string column, std::string index_type)

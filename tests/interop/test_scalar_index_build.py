@@ -382,3 +382,26 @@ def test_deleted_rows_and_empty_dataset(tmp_path, kind):
             assert sa.equals(sb, check_metadata=True) and ta.equals(tb), f"{name} {file}"
         if rows:
             assert a.to_table(filter="i > 3")["i"].to_pylist() == [4, 6]
+
+
+def test_spilling_sort_equals_in_memory(tmp_path):
+    """A BTREE built from sorted runs spilled to disk and merged is the one
+    sorted in memory, page for page."""
+    import os
+    uri = tmp_path / "ds"
+    lance.write_dataset(_table(5, 0, 20000), uri, data_storage_version="2.1", max_rows_per_file=6000)
+    for col in ("f", "s"):
+        _ok("create-index", uri, col, "--type", "BTREE", "--name", f"{col}_mem")
+        env = dict(os.environ, LANCE_CPP_INDEX_SORT_RUN_ROWS="5000", TMPDIR=str(tmp_path))
+        proc = subprocess.run([str(lance_cpp_binary()), "create-index", str(uri), col, "--type", "BTREE",
+                               "--name", f"{col}_spill"], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert not list(tmp_path.glob("lance-cpp-index-sort-*")), "temporary runs left behind"
+        ds = lance.dataset(uri)
+        for name in FILES["BTREE"]:
+            _, sa, ta = _decoded(_index_dir(uri, ds, f"{col}_mem") / name)
+            _, sb, tb = _decoded(_index_dir(uri, ds, f"{col}_spill") / name)
+            assert sa.equals(sb, check_metadata=True)
+            for c in ta.column_names:
+                assert _cells(ta[c]) == _cells(tb[c]), f"{col} {name} {c}"
+        assert ds.stats.index_stats(f"{col}_spill")["num_indexed_rows"] == 20000

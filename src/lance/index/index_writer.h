@@ -30,6 +30,15 @@ Result<std::vector<IndexFile>> WriteBTreeIndex(const io::ObjectStore& store, con
 Result<std::vector<IndexFile>> WriteBitmapIndex(const io::ObjectStore& store, const std::string& dir,
                                                 const IndexInput& input, const std::string& file_version);
 
+/// The same BTREE from `rows` (batches of two columns: the values of
+/// `type`, then uint64 ids), holding at most about `run_rows` rows in
+/// memory: sorted runs of that many rows are spilled to local temporary
+/// Lance files and merged. Fewer rows than that are sorted in memory.
+Result<std::vector<IndexFile>> WriteBTreeIndexSpilling(const io::ObjectStore& store, const std::string& dir,
+                                                       arrow::RecordBatchReader& rows,
+                                                       const std::shared_ptr<arrow::DataType>& type,
+                                                       const std::string& file_version, int64_t run_rows);
+
 /// `ids` (sorted, unique) serialized as a RowIdTreeMap.
 std::string EncodeRowIdTreeMap(const std::vector<uint64_t>& ids);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <set>
 
 #include <arrow/api.h>
@@ -73,6 +74,16 @@ std::array<uint8_t, 16> UuidBytes(const std::string& text) {
   return out;
 }
 
+// Rows a BTREE build sorts in memory before it spills a sorted run
+// (LANCE_CPP_INDEX_SORT_RUN_ROWS overrides, for tests and small machines).
+int64_t SortRunRows() {
+  if (const char* env = std::getenv("LANCE_CPP_INDEX_SORT_RUN_ROWS")) {
+    const long long n = std::atoll(env);
+    if (n > 0) return n;
+  }
+  return int64_t{1} << 22;
+}
+
 bool IsSystemIndex(const IndexMetadata& i) { return i.name == "__lance_frag_reuse" || i.name == "__lance_mem_wal"; }
 
 Result<std::shared_ptr<Dataset>> CommitIndexChange(const Dataset& dataset, txn::CreateIndex op) {
@@ -129,18 +140,6 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   ScanBuilder scan(dataset_);
   scan.Project({column_}).UseScalarIndex(false);
   if (addresses) scan.WithRowAddress(); else scan.WithRowId();
-  LANCE_ASSIGN_OR_RAISE(auto table, scan.ToTable());
-  LANCE_ASSIGN_OR_RAISE(table, table->CombineChunks());
-  index::IndexInput input;
-  if (table->num_rows() == 0) {
-    LANCE_ASSIGN_OR_RAISE(input.values, arrow::MakeEmptyArray(arrow_type));
-    LANCE_ASSIGN_OR_RAISE(auto ids, arrow::MakeEmptyArray(arrow::uint64()));
-    input.ids = std::static_pointer_cast<arrow::UInt64Array>(ids);
-  } else {
-    input.values = table->column(0)->chunk(0);
-    input.ids = std::static_pointer_cast<arrow::UInt64Array>(table->column(1)->chunk(0));
-  }
-
   IndexMetadata meta;
   meta.uuid = UuidBytes(txn::NewUuid());
   meta.name = name;
@@ -153,8 +152,25 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   meta.index_version = type == "BTREE" && stable ? 1 : 0;
   const std::string dir = "_indices/" + meta.UuidString();
   const io::ObjectStore& store = *DatasetAccess::Store(ds);
-  auto files = type == "BTREE" ? index::WriteBTreeIndex(store, dir, input, file_version)
-                               : index::WriteBitmapIndex(store, dir, input, file_version);
+  auto files = [&]() -> Result<std::vector<IndexFile>> {
+    if (type == "BTREE") {
+      LANCE_ASSIGN_OR_RAISE(auto rows, scan.ToReader());
+      return index::WriteBTreeIndexSpilling(store, dir, *rows, arrow_type, file_version, SortRunRows());
+    }
+    // A bitmap holds every row id in memory while it is built, as pylance's.
+    LANCE_ASSIGN_OR_RAISE(auto table, scan.ToTable());
+    LANCE_ASSIGN_OR_RAISE(table, table->CombineChunks());
+    index::IndexInput input;
+    if (table->num_rows() == 0) {
+      LANCE_ASSIGN_OR_RAISE(input.values, arrow::MakeEmptyArray(arrow_type));
+      LANCE_ASSIGN_OR_RAISE(auto ids, arrow::MakeEmptyArray(arrow::uint64()));
+      input.ids = std::static_pointer_cast<arrow::UInt64Array>(ids);
+    } else {
+      input.values = table->column(0)->chunk(0);
+      input.ids = std::static_pointer_cast<arrow::UInt64Array>(table->column(1)->chunk(0));
+    }
+    return index::WriteBitmapIndex(store, dir, input, file_version);
+  }();
   if (!files.ok()) {
     (void)store.DeleteDirectory(dir);
     return files.status();
