@@ -405,3 +405,25 @@ def test_spilling_sort_equals_in_memory(tmp_path):
             for c in ta.column_names:
                 assert _cells(ta[c]) == _cells(tb[c]), f"{col} {name} {c}"
         assert ds.stats.index_stats(f"{col}_spill")["num_indexed_rows"] == 20000
+
+
+def test_pylance_compacts_and_optimizes_lance_cpp_indices(tmp_path):
+    """pylance remaps lance-cpp's indices through a compaction and merges new
+    rows into them (optimize_indices); both sides then use them."""
+    uri = tmp_path / "ds"
+    lance.write_dataset(pa.table({"i": pa.array(list(range(100)) * 3, pa.int32()), "s": pa.array(["a", "b", "c"] * 100)}),
+                        uri, max_rows_per_file=50)
+    _ok("create-index", uri, "i", "--type", "BTREE")
+    _ok("create-index", uri, "s", "--type", "BITMAP")
+    lance.write_dataset(pa.table({"i": pa.array([5, 6], pa.int32()), "s": pa.array(["a", "z"])}), uri, mode="append")
+    lance.dataset(uri).optimize.compact_files(target_rows_per_fragment=1000)
+    lance.dataset(uri).optimize.optimize_indices()
+    ds = lance.dataset(uri)
+    for name in ("i_idx", "s_idx"):
+        assert ds.stats.index_stats(name)["num_unindexed_rows"] == 0
+    for filt in ("i = 5", "s = 'z'", "s = 'a' AND i < 3"):
+        n = ds.to_table(filter=filt, use_scalar_index=False).num_rows
+        assert n > 0 and ds.count_rows(filt) == n, filt
+        assert "ScalarIndexQuery" in ds.scanner(filter=filt).explain_plan(), filt
+        assert int(_ok("count", uri, "--filter", filt).stdout) == n, filt
+        assert "ScalarIndexQuery" in _ok("scan", uri, "--filter", filt, "--explain").stdout, filt
