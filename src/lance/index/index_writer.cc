@@ -27,7 +27,7 @@ Result<IndexInput> SortInput(const IndexInput& in) {
   auto batch = arrow::RecordBatch::Make(
       arrow::schema({arrow::field("values", in.values->type()), arrow::field("ids", arrow::uint64())}),
       in.values->length(), {in.values, in.ids});
-  cp::SortOptions options({cp::SortKey("values"), cp::SortKey("ids")}, cp::NullPlacement::AtEnd);
+  cp::SortOptions options({cp::SortKey("values"), cp::SortKey("ids")});  // nulls at the end
   LANCE_ASSIGN_OR_RAISE(auto sorted, cp::SortIndices(arrow::Datum(batch), options));
   auto order = std::static_pointer_cast<arrow::UInt64Array>(sorted);
   const int64_t n = order->length();
