@@ -78,6 +78,8 @@ int RunCompact(const std::vector<std::string>& argv);
 int RunConfig(const std::vector<std::string>& argv);
 /// `add-columns`, `drop-columns`, `alter-column` (tools/schema_commands.cc).
 int RunSchemaCommand(const std::string& cmd, const std::vector<std::string>& argv);
+/// `create-index`, `drop-index`, `indices` (tools/index_commands.cc).
+int RunIndexCommand(const std::string& cmd, const std::vector<std::string>& argv);
 
 /// "1 row", "2 rows" (`plural` defaults to `singular` + "s").
 std::string Counted(uint64_t n, const std::string& singular, const std::string& plural = "");

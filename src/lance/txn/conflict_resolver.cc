@@ -718,6 +718,17 @@ OperationFacts FactsOf(const Operation& op) {
                             }
                             f.replaced_fields.emplace_back(g.fragment_id, std::move(fields));
                           }
+                        },
+                        [&](const CreateIndex& c) {
+                          f.kind = K::kCreateIndex;
+                          for (const auto& i : c.new_indices) {
+                            OperationFacts::NewIndex index;
+                            index.name = i.name;
+                            index.fields = i.fields;
+                            if (i.fragment_ids) index.fragments = std::set<uint32_t>(i.fragment_ids->begin(), i.fragment_ids->end());
+                            f.new_indices.push_back(std::move(index));
+                          }
+                          f.num_removed_indices = c.removed_indices.size();
                         }},
              op);
   return f;

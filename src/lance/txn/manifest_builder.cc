@@ -556,6 +556,20 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
             }
             return Status::OK();
           },
+          [&](const CreateIndex& op) -> Status {
+            if (!in.base) return Status::Invalid("cannot change indices: the dataset does not exist");
+            m.version = version;
+            // As the reference: an index of a new one's name goes too (a
+            // concurrent create of the same name is replaced, not doubled).
+            std::erase_if(out.indices, [&](const IndexMetadata& i) {
+              return std::any_of(op.new_indices.begin(), op.new_indices.end(),
+                                 [&](const IndexMetadata& n) { return n.name == i.name; }) ||
+                     std::any_of(op.removed_indices.begin(), op.removed_indices.end(),
+                                 [&](const IndexMetadata& r) { return r.uuid == i.uuid; });
+            });
+            for (const auto& added : op.new_indices) out.indices.push_back(added);
+            return Status::OK();
+          },
           [&](const Restore& op) -> Status {
             if (!in.base || !in.restore_source) {
               return Status::Invalid("cannot restore version ", op.version, ": the dataset does not exist");

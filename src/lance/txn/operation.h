@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lance/fragment.h"
+#include "lance/index_metadata.h"
 #include "lance/operations.h"
 #include "lance/manifest.h"
 #include "lance/schema.h"
@@ -130,8 +131,15 @@ struct DataOverlay {
   std::vector<DataOverlayGroup> groups;
 };
 
+/// Indices added and removed (create, replace, drop): the manifest's
+/// index list loses the removed ones (by uuid) and gains the new ones.
+struct CreateIndex {
+  std::vector<IndexMetadata> new_indices;
+  std::vector<IndexMetadata> removed_indices;
+};
+
 using Operation = std::variant<Append, Overwrite, Delete, Restore, Update, Rewrite, ReserveFragments,
-                               UpdateConfig, Clone, Merge, Project, DataOverlay>;
+                               UpdateConfig, Clone, Merge, Project, DataOverlay, CreateIndex>;
 
 /// The reference's name of the operation ("Append", "Overwrite", ...).
 const char* OperationName(const Operation& op);

@@ -44,7 +44,8 @@ const char* OperationName(const Operation& op) {
                                [](const Clone&) { return "Clone"; },
                                [](const Merge&) { return "Merge"; },
                                [](const Project&) { return "Project"; },
-                               [](const DataOverlay&) { return "DataOverlay"; }},
+                               [](const DataOverlay&) { return "DataOverlay"; },
+                               [](const CreateIndex&) { return "CreateIndex"; }},
                     op);
 }
 
@@ -174,6 +175,11 @@ std::string Transaction::Serialize() const {
               group->set_fragment_id(g.fragment_id);
               for (const auto& o : g.overlays) table::OverlayToProto(o, group->add_overlays());
             }
+          },
+          [&](const CreateIndex& op) {
+            auto* c = proto.mutable_create_index();
+            for (const auto& i : op.new_indices) table::IndexMetadataToProto(i, c->add_new_indices());
+            for (const auto& i : op.removed_indices) table::IndexMetadataToProto(i, c->add_removed_indices());
           }},
       operation);
   return proto.SerializeAsString();

@@ -1,0 +1,247 @@
+// Scalar index create, drop and describe (lance/index_ops.h): BTREE and
+// BITMAP built from one scan of the column, committed as CreateIndex as
+// pylance 14's create_scalar_index / drop_index commit them.
+#include "lance/index_ops.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <set>
+
+#include <arrow/api.h>
+
+#include "lance/dataset_internal.h"
+#include "lance/index/index_writer.h"
+#include "lance/index/scalar_index.h"
+#include "lance/ops/dataset_ops_internal.h"
+#include "lance/scanner.h"
+#include "lance/txn/commit.h"
+#include "lance/txn/transaction_builder.h"
+
+namespace lance {
+namespace {
+
+std::string Upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The field at a dotted path, or nullptr.
+const Field* FindPath(const Schema& schema, const std::string& path) {
+  const std::vector<Field>* level = &schema.fields;
+  const Field* found = nullptr;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    auto it = std::find_if(level->begin(), level->end(), [&](const Field& f) { return f.name == part; });
+    if (it == level->end()) return nullptr;
+    found = &*it;
+    if (dot == std::string::npos) return found;
+    level = &found->children;
+    start = dot + 1;
+  }
+}
+
+// pylance 14's rule for BTREE and BITMAP columns (lance/dataset.py).
+bool IndexableType(const arrow::DataType& t) {
+  using arrow::Type;
+  if (arrow::is_integer(t.id()) || arrow::is_floating(t.id()) || arrow::is_temporal(t.id()) ||
+      arrow::is_decimal(t.id())) {
+    return true;
+  }
+  switch (t.id()) {
+    case Type::BOOL:
+    case Type::STRING:
+    case Type::LARGE_STRING:
+    case Type::BINARY:
+    case Type::LARGE_BINARY:
+    case Type::FIXED_SIZE_BINARY: return true;
+    default: return false;
+  }
+}
+
+std::array<uint8_t, 16> UuidBytes(const std::string& text) {
+  std::array<uint8_t, 16> out{};
+  size_t k = 0;
+  auto hex = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  for (size_t i = 0; i + 1 < text.size() && k < 16; ++i) {
+    if (text[i] == '-') continue;
+    out[k++] = static_cast<uint8_t>(hex(text[i]) << 4 | hex(text[i + 1]));
+    ++i;
+  }
+  return out;
+}
+
+// Rows a BTREE build sorts in memory before it spills a sorted run
+// (LANCE_CPP_INDEX_SORT_RUN_ROWS overrides, for tests and small machines).
+int64_t SortRunRows() {
+  if (const char* env = std::getenv("LANCE_CPP_INDEX_SORT_RUN_ROWS")) {
+    const long long n = std::atoll(env);
+    if (n > 0) return n;
+  }
+  return int64_t{1} << 22;
+}
+
+bool IsSystemIndex(const IndexMetadata& i) { return i.name == "__lance_frag_reuse" || i.name == "__lance_mem_wal"; }
+
+Result<std::shared_ptr<Dataset>> CommitIndexChange(const Dataset& dataset, txn::CreateIndex op) {
+  LANCE_RETURN_NOT_OK(ops::CheckWritable(dataset));
+  const txn::BaseVersion base = ops::BaseVersionOf(dataset);
+  txn::CommitOptions options;
+  options.latest = &base;
+  auto t = txn::Transaction::Make(dataset.version(), std::move(op));
+  LANCE_ASSIGN_OR_RAISE(auto result, ops::CommitTransaction(*DatasetAccess::Store(dataset), std::move(t), options));
+  return ops::AtVersion(dataset, result.version);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
+  const Dataset& ds = *dataset_;
+  const std::string type = Upper(index_type_);
+  static const std::set<std::string> kLater = {"LABEL_LIST", "ZONEMAP", "BLOOMFILTER", "NGRAM", "INVERTED",
+                                               "FTS", "RTREE", "MINHASHLSH", "IVF_FLAT", "IVF_PQ", "IVF_SQ",
+                                               "IVF_RQ", "IVF_HNSW_SQ", "IVF_HNSW_PQ", "IVF_HNSW_FLAT"};
+  if (kLater.count(type)) {
+    return Status::NotImplemented("index type ", type, " is not implemented in lance-cpp yet (BTREE and BITMAP are)");
+  }
+  if (type != "BTREE" && type != "BITMAP") {
+    return Status::Invalid("unknown index type '", index_type_, "': pylance 14 supports BTREE, BITMAP, NGRAM, ZONEMAP, ",
+                           "LABEL_LIST, INVERTED, BLOOMFILTER, RTREE, MINHASHLSH and the IVF_* vector types");
+  }
+  const Field* field = FindPath(ds.manifest().schema, column_);
+  if (field == nullptr) return Status::Invalid("column '", column_, "' not found in schema");
+  LANCE_ASSIGN_OR_RAISE(auto arrow_type, ArrowTypeFromField(*field));
+  if (!IndexableType(*arrow_type)) {
+    return Status::Invalid("BTREE/BITMAP index column ", column_, " must be int, float, bool, str, large_str, binary, ",
+                           "large_binary, decimal, fixed-size-binary, or temporal (it is ", arrow_type->ToString(), ")");
+  }
+  const std::string name = name_.value_or(column_ + "_idx");
+  std::vector<IndexMetadata> removed;
+  for (const auto& i : ds.indices()) {
+    if (i.name == name) removed.push_back(i);
+  }
+  if (!removed.empty() && !replace_) {
+    return Status::AlreadyExists("index name '", name, "' already exists, please specify a different name or replace it");
+  }
+
+  // pylance writes the index files in the dataset's file version.
+  LANCE_ASSIGN_OR_RAISE(std::string file_version, ds.DataStorageVersion());
+  if (file_version == "0.1") {
+    return Status::NotImplemented("creating an index on a legacy (0.1) dataset is not implemented in lance-cpp");
+  }
+
+  // BTREE on a dataset with stable row ids stores row addresses (its
+  // index_version 1, as pylance 14); otherwise the dataset's row ids.
+  const bool stable = ds.manifest().UsesStableRowIds();
+  const bool addresses = type == "BTREE" || !stable;
+  ScanBuilder scan(dataset_);
+  scan.Project({column_}).UseScalarIndex(false);
+  if (addresses) scan.WithRowAddress(); else scan.WithRowId();
+  IndexMetadata meta;
+  meta.uuid = UuidBytes(txn::NewUuid());
+  meta.name = name;
+  meta.fields = {field->id};
+  meta.dataset_version = ds.version();
+  std::vector<uint32_t> fragments;
+  for (const auto& f : ds.manifest().fragments) fragments.push_back(static_cast<uint32_t>(f.id));
+  meta.fragment_ids = fragments;
+  meta.index_details_type_url = type == "BTREE" ? "/lance.table.BTreeIndexDetails" : "/lance.table.BitmapIndexDetails";
+  meta.index_version = type == "BTREE" && stable ? 1 : 0;
+  const std::string dir = "_indices/" + meta.UuidString();
+  const io::ObjectStore& store = *DatasetAccess::Store(ds);
+  auto files = [&]() -> Result<std::vector<IndexFile>> {
+    if (type == "BTREE") {
+      LANCE_ASSIGN_OR_RAISE(auto rows, scan.ToReader());
+      return index::WriteBTreeIndexSpilling(store, dir, *rows, arrow_type, file_version, SortRunRows());
+    }
+    // A bitmap holds every row id in memory while it is built, as pylance's.
+    LANCE_ASSIGN_OR_RAISE(auto table, scan.ToTable());
+    LANCE_ASSIGN_OR_RAISE(table, table->CombineChunks());
+    index::IndexInput input;
+    if (table->num_rows() == 0) {
+      LANCE_ASSIGN_OR_RAISE(input.values, arrow::MakeEmptyArray(arrow_type));
+      LANCE_ASSIGN_OR_RAISE(auto ids, arrow::MakeEmptyArray(arrow::uint64()));
+      input.ids = std::static_pointer_cast<arrow::UInt64Array>(ids);
+    } else {
+      input.values = table->column(0)->chunk(0);
+      input.ids = std::static_pointer_cast<arrow::UInt64Array>(table->column(1)->chunk(0));
+    }
+    return index::WriteBitmapIndex(store, dir, input, file_version);
+  }();
+  if (!files.ok()) {
+    (void)store.DeleteDirectory(dir);
+    return files.status();
+  }
+  meta.files = *files;
+  meta.created_at_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                 std::chrono::system_clock::now().time_since_epoch())
+                                                 .count());
+  auto committed = CommitIndexChange(ds, txn::CreateIndex{{meta}, removed});
+  if (!committed.ok()) {
+    (void)store.DeleteDirectory(dir);
+    return committed.status();
+  }
+  result_ = std::move(meta);
+  return committed;
+}
+
+Result<std::shared_ptr<Dataset>> DropIndexBuilder::Commit() {
+  std::vector<IndexMetadata> removed;
+  for (const auto& i : dataset_->indices()) {
+    if (i.name == name_) removed.push_back(i);
+  }
+  if (removed.empty()) return Status::KeyError("index not found: name=", name_);
+  return CommitIndexChange(*dataset_, txn::CreateIndex{{}, std::move(removed)});
+}
+
+Result<std::vector<IndexDescription>> DescribeIndices(const Dataset& dataset) {
+  std::vector<IndexDescription> out;
+  const Schema& schema = dataset.manifest().schema;
+  for (const auto& i : dataset.indices()) {
+    if (IsSystemIndex(i)) continue;
+    auto it = std::find_if(out.begin(), out.end(), [&](const IndexDescription& d) { return d.name == i.name; });
+    if (it == out.end()) {
+      IndexDescription d;
+      d.name = i.name;
+      d.type_url = i.index_details_type_url;
+      const auto* t = index::FindScalarIndexType(i.index_details_type_url);
+      d.type = t ? std::string(t->name) : i.index_details_type_url.substr(i.index_details_type_url.rfind('/') + 1);
+      for (int32_t id : i.fields) {
+        // A dotted path, as pylance's field_names.
+        std::string path;
+        for (const Field* f = schema.FieldById(id); f != nullptr; f = schema.FieldById(f->parent_id)) {
+          path = path.empty() ? f->name : f->name + "." + path;
+          if (f->parent_id < 0) break;
+        }
+        d.field_names.push_back(path);
+      }
+      out.push_back(std::move(d));
+      it = out.end() - 1;
+    }
+    it->uuids.push_back(i.UuidString());
+    if (i.fragment_ids) {
+      std::set<uint32_t> all(it->fragment_ids.begin(), it->fragment_ids.end());
+      all.insert(i.fragment_ids->begin(), i.fragment_ids->end());
+      it->fragment_ids.assign(all.begin(), all.end());
+    }
+  }
+  for (auto& d : out) {
+    for (const auto& f : dataset.manifest().fragments) {
+      LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset.PhysicalRows(f));
+      LANCE_ASSIGN_OR_RAISE(uint64_t deleted, dataset.NumDeletedRows(f));
+      const uint64_t live = physical - deleted;
+      if (std::binary_search(d.fragment_ids.begin(), d.fragment_ids.end(), static_cast<uint32_t>(f.id))) {
+        d.num_indexed_rows += live;
+      } else {
+        d.num_unindexed_rows += live;
+        ++d.num_unindexed_fragments;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace lance
