@@ -87,6 +87,7 @@ class Planner {
       leaf->predicate = negate ? cp::call("invert", {expr}) : expr;
       for (const auto& seg : index->segments) {
         if (!seg->CanSearch(leaf->predicate, column)) return nullptr;
+        if (!seg->IsExact(leaf->predicate)) *exact = false;  // candidates, rechecked
       }
       if (!index->nulls_indexed) {
         LANCE_ASSIGN_OR_RAISE(auto null, arrow::MakeArrayOfNull(index->segments[0]->value_type(), 1));
