@@ -139,3 +139,18 @@ def test_after_appends_deletes_updates(tmp_path, version, stable):
         used = ds.to_table(columns=["id"], filter=filt)["id"].to_pylist()
         scanned = ds.to_table(columns=["id"], filter=filt, use_scalar_index=False)["id"].to_pylist()
         assert sorted(used) == sorted(scanned), filt
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["addresses", "stable"])
+def test_after_optimize_and_compaction(tmp_path, stable):
+    """pylance's optimize_indices (the appended fragments' zones) and
+    compaction (a zone map is not remapped)."""
+    uri = _make(tmp_path, "2.1", stable)
+    lance.write_dataset(_table(4, ROWS, 700), uri, mode="append")
+    lance.dataset(uri).optimize.optimize_indices()
+    for filt in AFTER_CHANGES:
+        _check(tmp_path, uri, filt)
+    lance.dataset(uri).delete("id % 5 = 0")
+    lance.dataset(uri).optimize.compact_files(target_rows_per_fragment=5000)
+    for filt in AFTER_CHANGES:
+        _check(tmp_path, uri, filt)

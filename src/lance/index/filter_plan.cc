@@ -288,6 +288,9 @@ Result<std::optional<IndexedFilter>> IndexedFilter::Plan(std::shared_ptr<const D
                                  [&](const ColumnIndex* c) { return c->fragments.count(f->id) > 0; });
     if (all && out.covered_.emplace(f->id, f).second) out.covered_list_.push_back(f->id);
   }
+  // Indices that cover none of the fragments scanned (all of theirs were
+  // compacted away, say) answer nothing: pylance plans no index query then.
+  if (out.covered_.empty()) return std::nullopt;
   return std::optional<IndexedFilter>(std::move(out));
 }
 
