@@ -50,6 +50,17 @@ TEST(LabelListIndexTest, RegistryKnowsLabelList) {
   EXPECT_EQ(t->name, "LabelList");
 }
 
+TEST(LabelListIndexTest, OtherVersionsOpenAsNotUsable) {
+  auto ds = Open();
+  for (std::optional<int32_t> version : {std::optional<int32_t>(0), std::optional<int32_t>(2), std::optional<int32_t>()}) {
+    IndexMetadata m = ds->indices().front();
+    m.index_version = version;
+    auto index = OpenScalarIndex(*ds, m);
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    EXPECT_EQ(*index, nullptr) << version.value_or(-1);
+  }
+}
+
 TEST(LabelListIndexTest, SearchAnswersMembershipAsTheScan) {
   auto ds = Open();
   auto index = OpenTags(*ds);

@@ -56,9 +56,9 @@ bool IsOr(const std::string& f) { return f == "or" || f == "or_kleene"; }
 class LabelListIndex : public ScalarIndex {
  public:
   LabelListIndex(const Dataset& dataset, std::vector<uint32_t> fragments, std::shared_ptr<FileReader> lookup,
-                 std::shared_ptr<arrow::DataType> list_type, size_t nulls_buffer, std::string name)
+                 std::shared_ptr<arrow::DataType> list_type, RowIds list_nulls, std::string name)
       : dataset_(dataset), fragments_(std::move(fragments)), lookup_(std::move(lookup)),
-        list_type_(std::move(list_type)), nulls_buffer_(nulls_buffer), name_(std::move(name)) {}
+        list_type_(std::move(list_type)), list_nulls_(std::move(list_nulls)), name_(std::move(name)) {}
 
   const char* type_name() const override { return "LabelList"; }
   const std::shared_ptr<arrow::DataType>& value_type() const override { return list_type_; }
@@ -175,9 +175,6 @@ class LabelListIndex : public ScalarIndex {
       LANCE_ASSIGN_OR_RAISE(auto off, offsets.Finish());
       LANCE_ASSIGN_OR_RAISE(key_lists_, arrow::ListArray::FromArrays(list_type_, *off, *keys));
     }
-    LANCE_ASSIGN_OR_RAISE(auto buf, lookup_->ReadGlobalBuffer(nulls_buffer_));
-    const std::string_view bytes(reinterpret_cast<const char*>(buf->data()), static_cast<size_t>(buf->size()));
-    LANCE_ASSIGN_OR_RAISE(list_nulls_, DecodeRowIdTreeMap(bytes, name_ + " list nulls"));
     return Status::OK();
   }
 
@@ -208,11 +205,10 @@ class LabelListIndex : public ScalarIndex {
   std::vector<uint32_t> fragments_;  // sorted
   std::shared_ptr<FileReader> lookup_;
   std::shared_ptr<arrow::DataType> list_type_;
-  size_t nulls_buffer_;  // which global buffer holds the list nulls
+  RowIds list_nulls_;  // rows whose list is null
   std::string name_;
   std::shared_ptr<arrow::Array> key_lists_;
   std::vector<RowIds> rows_;
-  RowIds list_nulls_;
   bool universe_loaded_ = false;
   RowIds universe_;
 };
@@ -255,11 +251,17 @@ Result<std::unique_ptr<ScalarIndex>> OpenLabelListIndex(const Dataset& dataset, 
   if (nulls_buffer == 0 || nulls_buffer >= lookup->layout().global_buffers.size()) {
     return std::unique_ptr<ScalarIndex>();
   }
+  std::string name = "label list index '" + metadata.name + "' (" + metadata.UuidString() + ")";
+  LANCE_ASSIGN_OR_RAISE(auto buf, lookup->ReadGlobalBuffer(nulls_buffer));
+  const std::string_view bytes(reinterpret_cast<const char*>(buf->data()), static_cast<size_t>(buf->size()));
+  auto list_nulls = DecodeRowIdTreeMap(bytes, name + " list nulls");
+  // A whole-fragment entry is a form this reader does not decode: not used.
+  if (!list_nulls.ok() && list_nulls.status().IsNotImplemented()) return std::unique_ptr<ScalarIndex>();
+  LANCE_RETURN_NOT_OK(list_nulls.status());
   std::vector<uint32_t> fragments = *metadata.fragment_ids;
   std::sort(fragments.begin(), fragments.end());
-  std::string name = "label list index '" + metadata.name + "' (" + metadata.UuidString() + ")";
   return std::unique_ptr<ScalarIndex>(new LabelListIndex(dataset, std::move(fragments), std::move(lookup),
-                                                         column->type(), nulls_buffer, std::move(name)));
+                                                         column->type(), std::move(*list_nulls), std::move(name)));
 }
 
 }  // namespace lance::index

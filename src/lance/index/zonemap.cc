@@ -167,10 +167,12 @@ Result<std::unique_ptr<ScalarIndex>> OpenZoneMapIndex(const Dataset& dataset, co
   if (buffer == 0 || buffer >= file->layout().global_buffers.size()) return std::unique_ptr<ScalarIndex>();
   std::string name = "zone map index '" + metadata.name + "' (" + metadata.UuidString() + ")";
   LANCE_ASSIGN_OR_RAISE(auto bytes, file->ReadGlobalBuffer(buffer));
-  LANCE_ASSIGN_OR_RAISE(auto null_rows,
-                        DecodeRowIdTreeMap(std::string_view(reinterpret_cast<const char*>(bytes->data()),
-                                                            static_cast<size_t>(bytes->size())),
-                                           name + " null bitmap"));
+  auto null_rows = DecodeRowIdTreeMap(
+      std::string_view(reinterpret_cast<const char*>(bytes->data()), static_cast<size_t>(bytes->size())),
+      name + " null bitmap");
+  // A whole-fragment entry is a form this reader does not decode: not used.
+  if (!null_rows.ok() && null_rows.status().IsNotImplemented()) return std::unique_ptr<ScalarIndex>();
+  LANCE_RETURN_NOT_OK(null_rows.status());
   LANCE_ASSIGN_OR_RAISE(auto table,
                         file->ReadAll({"min", "max", "null_count", "fragment_id", "zone_start", "zone_length"}));
   LANCE_ASSIGN_OR_RAISE(auto batch, table->CombineChunksToBatch());
@@ -187,7 +189,7 @@ Result<std::unique_ptr<ScalarIndex>> OpenZoneMapIndex(const Dataset& dataset, co
   BoundsPruner pruner(batch->GetColumnByName("min"), batch->GetColumnByName("max"),
                       std::static_pointer_cast<arrow::UInt32Array>(batch->GetColumnByName("null_count")));
   return std::unique_ptr<ScalarIndex>(new ZoneMapIndex(min->type(), std::move(pruner), std::move(zones),
-                                                       std::move(null_rows)));
+                                                       std::move(*null_rows)));
 }
 
 }  // namespace lance::index
