@@ -99,6 +99,10 @@ class FileReader {
   Result<std::shared_ptr<arrow::Table>> Take(const std::vector<std::string>& columns,
                                              const std::vector<uint64_t>& offsets) const;
 
+  /// The bytes of global buffer `index` (0 holds the schema; writers put
+  /// other data, such as an index's extra sections, in the ones after it).
+  Result<std::shared_ptr<arrow::Buffer>> ReadGlobalBuffer(size_t index) const;
+
   /// Whether ReadRange/Take read only the pages they need (file version 2.1+).
   bool ReadsPagesSelectively() const;
 

@@ -3,7 +3,7 @@
 //   fragment 0: i = 1, 2, null, 4, 5    s = a, b, null, d, e   (row 1 deleted)
 //   fragment 1: i = 2, 7, null, 9, 10   s = b, g, h, null, j
 //   fragment 2: i = 4, null             s = b, b               (not indexed)
-// BTREE on i, BITMAP on s, ZONEMAP on x (a type lance-cpp does not read).
+// BTREE on i, BITMAP on s, ZONEMAP on x (one zone per fragment).
 #include "lance/index/filter_plan.h"
 #include "lance/index/scalar_index.h"
 
@@ -45,14 +45,15 @@ cp::Expression Filter(const Dataset& ds, const std::string& sql) {
   return *e;
 }
 
-TEST(ScalarIndexTest, RegistryKnowsBTreeAndBitmapOnly) {
+TEST(ScalarIndexTest, RegistryKnowsTheImplementedTypesOnly) {
   ASSERT_NE(FindScalarIndexType("/lance.table.BTreeIndexDetails"), nullptr);  // as pylance 14 writes it
   ASSERT_NE(FindScalarIndexType("type.googleapis.com/lance.table.BTreeIndexDetails"), nullptr);
   EXPECT_EQ(FindScalarIndexType("lance.table.BTreeIndexDetails"), nullptr);
   EXPECT_EQ(FindScalarIndexType("/lance.table.BTreeIndexDetailsV2"), nullptr);
   ASSERT_NE(FindScalarIndexType("type.googleapis.com/lance.table.BitmapIndexDetails"), nullptr);
   ASSERT_NE(FindScalarIndexType("/lance.index.pb.BTreeIndexDetails"), nullptr);  // pylance 0.36
-  EXPECT_EQ(FindScalarIndexType("/lance.table.ZoneMapIndexDetails"), nullptr);
+  ASSERT_NE(FindScalarIndexType("/lance.table.ZoneMapIndexDetails"), nullptr);
+  EXPECT_EQ(FindScalarIndexType("/lance.table.BloomFilterIndexDetails"), nullptr);
   EXPECT_EQ(FindScalarIndexType("type.googleapis.com/lance.table.InvertedIndexDetails"), nullptr);
   EXPECT_EQ(FindScalarIndexType(""), nullptr);
 }
@@ -97,16 +98,63 @@ TEST(ScalarIndexTest, BitmapSearchUnionsTheKeysBitmaps) {
   EXPECT_EQ(*hits, (RowIds{Addr(1, 1), Addr(1, 2), Addr(1, 4)}));
 }
 
-TEST(ScalarIndexTest, UnimplementedTypesOpenAsNotUsable) {
+TEST(ScalarIndexTest, UnimplementedTypesAndVersionsOpenAsNotUsable) {
+  auto ds = Open();
+  IndexMetadata other = Named(*ds, "x_idx");
+  other.index_details_type_url = "/lance.table.BloomFilterIndexDetails";
+  auto index = OpenScalarIndex(*ds, other);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_EQ(*index, nullptr);
+  IndexMetadata later = Named(*ds, "x_idx");
+  later.index_version = 1;
+  index = OpenScalarIndex(*ds, later);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_EQ(*index, nullptr);
+}
+
+TEST(ScalarIndexTest, ZoneMapGivesCandidatesTheScanRechecks) {
   auto ds = Open();
   auto index = OpenScalarIndex(*ds, Named(*ds, "x_idx"));
   ASSERT_TRUE(index.ok()) << index.status().ToString();
-  EXPECT_EQ(*index, nullptr);
+  ASSERT_NE(*index, nullptr);
+  EXPECT_STREQ((*index)->type_name(), "ZoneMap");
+  EXPECT_TRUE((*index)->stores_addresses());
+  // Zones are whole fragments here: x in [0, 4] and [5, 9].
+  auto e = Filter(*ds, "x = 3");
+  EXPECT_FALSE((*index)->IsExact(e));
+  auto hits = (*index)->Search(e, "x");
+  ASSERT_TRUE(hits.ok()) << hits.status().ToString();
+  EXPECT_EQ(*hits, (RowIds{Addr(0, 0), Addr(0, 1), Addr(0, 2), Addr(0, 3), Addr(0, 4)}));
+  hits = (*index)->Search(Filter(*ds, "x > 4"), "x");
+  ASSERT_TRUE(hits.ok());
+  EXPECT_EQ(hits->size(), 5u);
+  EXPECT_EQ(hits->front(), Addr(1, 0));
+  hits = (*index)->Search(Filter(*ds, "x IS NULL"), "x");  // exact, from the null bitmap
+  ASSERT_TRUE(hits.ok());
+  EXPECT_TRUE(hits->empty());
+  EXPECT_TRUE((*index)->IsExact(Filter(*ds, "x IS NOT NULL")));
+  // No negation of an equality; a negated comparison is the flipped one.
+  EXPECT_FALSE((*index)->CanSearch(Filter(*ds, "x != 3"), "x"));
+  EXPECT_FALSE((*index)->CanSearch(Filter(*ds, "NOT (x = 3)"), "x"));
+  EXPECT_FALSE((*index)->CanSearch(Filter(*ds, "NOT (x IN (3, 4))"), "x"));
+  hits = (*index)->Search(Filter(*ds, "NOT (x < 5)"), "x");
+  ASSERT_TRUE(hits.ok()) << hits.status().ToString();
+  EXPECT_EQ(hits->size(), 5u);
+  EXPECT_EQ(hits->front(), Addr(1, 0));
   std::vector<const Fragment*> all;
   for (const auto& f : ds->manifest().fragments) all.push_back(&f);
-  auto plan = IndexedFilter::Plan(ds, Filter(*ds, "x = 3"), all);
+  auto plan = IndexedFilter::Plan(ds, e, all);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_FALSE(plan->has_value());
+  ASSERT_TRUE(plan->has_value());
+  EXPECT_TRUE((*plan)->needs_refine());
+  EXPECT_NE((*plan)->Describe().find("@x_idx (ZoneMap)"), std::string::npos) << (*plan)->Describe();
+  auto rows = (*plan)->Execute();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->candidates.at(0), (std::vector<uint64_t>{0, 2, 3, 4}));  // 0:1 is deleted
+  EXPECT_EQ(rows->candidates.at(1), std::vector<uint64_t>{});
+  auto none = IndexedFilter::Plan(ds, Filter(*ds, "x != 3"), all);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
 }
 
 TEST(ScalarIndexTest, PlanCoversIndexedFragmentsAndDropsDeletedRows) {
@@ -138,12 +186,20 @@ TEST(ScalarIndexTest, PlanSplitsIndexQueryAndRefine) {
   ASSERT_TRUE(refine.ok());
   ASSERT_TRUE(refine->has_value());
   EXPECT_TRUE((*refine)->needs_refine());
-  // OR with an unanswered side, and NOT over one, leave it to the scan.
-  for (const char* sql : {"i > 3 OR x < 8", "NOT (i > 3 AND x < 8)"}) {
-    auto none = IndexedFilter::Plan(ds, Filter(*ds, sql), all);
-    ASSERT_TRUE(none.ok());
-    EXPECT_FALSE(none->has_value()) << sql;
-  }
+  // OR with an inexact side (the zone map on x): candidates, rechecked.
+  auto inexact = IndexedFilter::Plan(ds, Filter(*ds, "i > 3 OR x < 8"), all);
+  ASSERT_TRUE(inexact.ok());
+  ASSERT_TRUE(inexact->has_value());
+  EXPECT_TRUE((*inexact)->needs_refine());
+  // A negated comparison is a flipped one (x >= 8) to a zone map...
+  auto flipped = IndexedFilter::Plan(ds, Filter(*ds, "NOT (i > 3 AND x < 8)"), all);
+  ASSERT_TRUE(flipped.ok());
+  ASSERT_TRUE(flipped->has_value());
+  EXPECT_TRUE((*flipped)->needs_refine());
+  // ...but x != 8 is no bound: OR with an unanswered side leaves it to the scan.
+  auto none = IndexedFilter::Plan(ds, Filter(*ds, "NOT (i > 3 AND x = 8)"), all);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
   // NOT pushed through OR to the leaves (De Morgan), still exact.
   auto negated = IndexedFilter::Plan(ds, Filter(*ds, "NOT (i = 2 OR s IS NULL)"), all);
   ASSERT_TRUE(negated.ok());

@@ -35,4 +35,18 @@ Result<std::shared_ptr<FileReader>> FileReader::Open(std::shared_ptr<arrow::io::
   return std::shared_ptr<FileReader>(new FileReader(std::move(file), std::move(name), std::move(layout), pool));
 }
 
+Result<std::shared_ptr<arrow::Buffer>> FileReader::ReadGlobalBuffer(size_t index) const {
+  if (index >= layout_.global_buffers.size()) {
+    return Status::Invalid(name_, ": no global buffer ", index, " (the file has ", layout_.global_buffers.size(), ")");
+  }
+  const BufferRange& r = layout_.global_buffers[index];
+  if (r.position > layout_.file_size || r.size > layout_.file_size - r.position) {
+    return Status::Invalid(name_, ": global buffer ", index, " lies outside the file");
+  }
+  auto buf = file_->ReadAt(static_cast<int64_t>(r.position), static_cast<int64_t>(r.size));
+  if (!buf.ok()) return buf.status().WithMessage(name_, ": reading global buffer ", index, ": ", buf.status().message());
+  if (static_cast<uint64_t>((*buf)->size()) != r.size) return Status::Invalid(name_, ": global buffer ", index, " is truncated");
+  return *buf;
+}
+
 }  // namespace lance

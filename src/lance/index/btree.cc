@@ -17,6 +17,7 @@
 #include <arrow/compute/api.h>
 
 #include "lance/file_reader.h"
+#include "lance/index/bounds_pruner.h"
 #include "lance/index/scalar_index.h"
 
 namespace lance::index {
@@ -30,131 +31,11 @@ bool HasField(const arrow::Schema& schema, const char* name, const std::shared_p
   return f != nullptr && (type == nullptr || f->type()->Equals(*type));
 }
 
-// The pages of the tree a predicate may have a match in, from the lookup's
-// per-page bounds: pages are consecutive runs of the sorted values (nulls
-// first), so `min` is a page's first value (null when it starts with nulls)
-// and `max` its last (null when it holds only nulls). Only shapes whose
-// answer the bounds decide are pruned (comparisons of the column with a
-// literal of its type, IN, IS NULL, and AND/OR of those); anything else
-// reads every page. Floats are never pruned: their predicates compare in
-// total order (NaN last), which Arrow's comparisons of the bounds do not.
-class PagePruner {
- public:
-  PagePruner(std::shared_ptr<arrow::Array> min, std::shared_ptr<arrow::Array> max,
-             std::shared_ptr<arrow::UInt32Array> null_count)
-      : min_(std::move(min)), max_(std::move(max)), null_count_(std::move(null_count)) {}
-
-  // Pages that may match, or nullopt when the predicate is not a shape
-  // the bounds decide.
-  Result<std::optional<std::vector<bool>>> Pages(const arrow::compute::Expression& e) const {
-    namespace cp = arrow::compute;
-    const auto* call = e.call();
-    if (call == nullptr) return std::nullopt;
-    const std::string& f = call->function_name;
-    const size_t n = static_cast<size_t>(min_->length());
-    if (f == "and" || f == "and_kleene" || f == "or" || f == "or_kleene") {
-      const bool conj = f == "and" || f == "and_kleene";
-      std::optional<std::vector<bool>> acc;
-      for (const auto& arg : call->arguments) {
-        LANCE_ASSIGN_OR_RAISE(auto pages, Pages(arg));
-        if (!pages) {
-          if (conj) continue;  // the other sides still bound an AND
-          return std::nullopt;
-        }
-        if (!acc) {
-          acc = std::move(pages);
-          continue;
-        }
-        for (size_t i = 0; i < n; ++i) (*acc)[i] = conj ? ((*acc)[i] && (*pages)[i]) : ((*acc)[i] || (*pages)[i]);
-      }
-      return acc;
-    }
-    if (f == "is_null" && call->arguments.size() == 1 && call->arguments[0].field_ref()) {
-      std::vector<bool> out(n);
-      for (size_t i = 0; i < n; ++i) out[i] = null_count_->Value(static_cast<int64_t>(i)) > 0;
-      return out;
-    }
-    if (f == "is_in" && call->arguments.size() == 1 && call->arguments[0].field_ref() && call->options) {
-      const auto& opts = static_cast<const cp::SetLookupOptions&>(*call->options);
-      if (!opts.value_set.is_array()) return std::nullopt;
-      auto values = opts.value_set.make_array();
-      if (values->null_count() > 0 || !Prunable(*values->type()) || !values->type()->Equals(*min_->type())) {
-        return std::nullopt;
-      }
-      std::vector<bool> out(n, false);
-      for (int64_t v = 0; v < values->length(); ++v) {
-        LANCE_ASSIGN_OR_RAISE(auto scalar, values->GetScalar(v));
-        LANCE_ASSIGN_OR_RAISE(auto pages, Compare("equal", scalar));
-        for (size_t i = 0; i < n; ++i) out[i] = out[i] || pages[i];
-      }
-      return out;
-    }
-    static const std::map<std::string, std::string> kFlipped = {
-        {"equal", "equal"}, {"less", "greater"}, {"less_equal", "greater_equal"},
-        {"greater", "less"}, {"greater_equal", "less_equal"}};
-    auto op = kFlipped.find(f);
-    if (op == kFlipped.end() || call->arguments.size() != 2) return std::nullopt;
-    const auto& a = call->arguments[0];
-    const auto& b = call->arguments[1];
-    std::string name = f;
-    const arrow::Datum* literal = nullptr;
-    if (a.field_ref() && b.literal()) {
-      literal = b.literal();
-    } else if (a.literal() && b.field_ref()) {
-      literal = a.literal();
-      name = op->second;  // c < col  is  col > c
-    } else {
-      return std::nullopt;
-    }
-    if (!literal->is_scalar() || !literal->scalar()->is_valid) return std::nullopt;
-    if (!Prunable(*literal->type()) || !literal->type()->Equals(*min_->type())) return std::nullopt;
-    LANCE_ASSIGN_OR_RAISE(auto pages, Compare(name, literal->scalar()));
-    return pages;
-  }
-
- private:
-  static bool Prunable(const arrow::DataType& t) { return !arrow::is_floating(t.id()) && t.id() != arrow::Type::DICTIONARY; }
-
-  // Pages that may hold a value v with `v op c`.
-  Result<std::vector<bool>> Compare(const std::string& op, const std::shared_ptr<arrow::Scalar>& c) const {
-    namespace cp = arrow::compute;
-    const size_t n = static_cast<size_t>(min_->length());
-    std::vector<bool> out(n, true);
-    // A page whose max is null holds only nulls: no comparison is true there.
-    for (size_t i = 0; i < n; ++i) out[i] = max_->IsValid(static_cast<int64_t>(i));
-    auto narrow = [&](const std::shared_ptr<arrow::Array>& bound, const char* fn) -> Status {
-      LANCE_ASSIGN_OR_RAISE(auto r, cp::CallFunction(fn, {bound, arrow::Datum(c)}));
-      auto mask = std::static_pointer_cast<arrow::BooleanArray>(r.make_array());
-      // A null min: the page starts with nulls and its least value is unknown.
-      for (size_t i = 0; i < n; ++i) {
-        const auto k = static_cast<int64_t>(i);
-        if (mask->IsValid(k) && !mask->Value(k)) out[i] = false;
-      }
-      return Status::OK();
-    };
-    if (op == "equal") {
-      LANCE_RETURN_NOT_OK(narrow(min_, "less_equal"));
-      LANCE_RETURN_NOT_OK(narrow(max_, "greater_equal"));
-    } else if (op == "less") {
-      LANCE_RETURN_NOT_OK(narrow(min_, "less"));
-    } else if (op == "less_equal") {
-      LANCE_RETURN_NOT_OK(narrow(min_, "less_equal"));
-    } else if (op == "greater") {
-      LANCE_RETURN_NOT_OK(narrow(max_, "greater"));
-    } else if (op == "greater_equal") {
-      LANCE_RETURN_NOT_OK(narrow(max_, "greater_equal"));
-    }
-    return out;
-  }
-
-  std::shared_ptr<arrow::Array> min_, max_;
-  std::shared_ptr<arrow::UInt32Array> null_count_;
-};
 
 class BTreeIndex : public ScalarIndex {
  public:
   BTreeIndex(std::shared_ptr<FileReader> pages, std::shared_ptr<arrow::DataType> type, bool addresses,
-             PagePruner pruner, std::vector<uint32_t> page_idx, uint64_t batch_size)
+             BoundsPruner pruner, std::vector<uint32_t> page_idx, uint64_t batch_size)
       : pages_(std::move(pages)), type_(std::move(type)), addresses_(addresses), pruner_(std::move(pruner)),
         page_idx_(std::move(page_idx)), batch_size_(batch_size) {}
   const char* type_name() const override { return "BTree"; }
@@ -197,7 +78,7 @@ class BTreeIndex : public ScalarIndex {
   std::shared_ptr<FileReader> pages_;
   std::shared_ptr<arrow::DataType> type_;
   bool addresses_ = false;
-  PagePruner pruner_;
+  BoundsPruner pruner_;
   std::vector<uint32_t> page_idx_;
   uint64_t batch_size_ = 4096;
 };
@@ -249,7 +130,7 @@ Result<std::unique_ptr<ScalarIndex>> OpenBTreeIndex(const Dataset& dataset, cons
     if (sorted[k] != k) return std::unique_ptr<ScalarIndex>();
   }
   if (sorted.size() != pages_needed) return std::unique_ptr<ScalarIndex>();
-  PagePruner pruner(bounds->GetColumnByName("min"), bounds->GetColumnByName("max"),
+  BoundsPruner pruner(bounds->GetColumnByName("min"), bounds->GetColumnByName("max"),
                     std::static_pointer_cast<arrow::UInt32Array>(bounds->GetColumnByName("null_count")));
   return std::unique_ptr<ScalarIndex>(new BTreeIndex(std::move(pages), min->type(), /*addresses=*/!stable || version == 1,
                                                      std::move(pruner), std::move(page_idx), batch_size));

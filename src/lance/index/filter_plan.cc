@@ -7,6 +7,7 @@
 #include <arrow/api.h>
 
 #include "lance/index/scalar_index.h"
+#include "lance/scan/filter_functions.h"
 
 namespace lance::index {
 namespace cp = arrow::compute;
@@ -41,12 +42,15 @@ bool IsSystemIndex(const IndexMetadata& m) { return m.name.rfind("__lance", 0) =
 
 // Scalar functions of a value alone, which the index can evaluate on its
 // keys as the scan would on the column: comparisons with literals, IN,
-// IS NULL and their boolean combinations (pylance's scalar-index queries).
+// IS NULL, list membership with a constant needle, and their boolean
+// combinations (pylance's scalar-index queries). Each index says which of
+// them it answers (ScalarIndex::CanSearch).
 bool IsIndexableFunction(const std::string& name) {
   static const std::set<std::string> kNames = {
       "equal",    "not_equal", "less",   "less_equal", "greater",    "greater_equal",
       "is_in",    "is_null",   "is_valid", "invert",   "and_kleene", "or_kleene",
-      "and",      "or",        "cast",     "lance_float_total_order_key"};
+      "and",      "or",        "cast",     scan::filter::kTotalOrderKeyFunction,
+      scan::filter::kArrayHasFunction, scan::filter::kArrayHasAnyFunction, scan::filter::kArrayHasAllFunction};
   return kNames.count(name) > 0;
 }
 
@@ -81,6 +85,10 @@ class Planner {
       if (index == nullptr) return nullptr;
       auto leaf = std::make_unique<QueryNode>();
       leaf->predicate = negate ? cp::call("invert", {expr}) : expr;
+      for (const auto& seg : index->segments) {
+        if (!seg->CanSearch(leaf->predicate, column)) return nullptr;
+        if (!seg->IsExact(leaf->predicate)) *exact = false;  // candidates, rechecked
+      }
       if (!index->nulls_indexed) {
         LANCE_ASSIGN_OR_RAISE(auto null, arrow::MakeArrayOfNull(index->segments[0]->value_type(), 1));
         LANCE_ASSIGN_OR_RAISE(auto on_null, EvaluateOn(leaf->predicate, column, null));
@@ -280,6 +288,9 @@ Result<std::optional<IndexedFilter>> IndexedFilter::Plan(std::shared_ptr<const D
                                  [&](const ColumnIndex* c) { return c->fragments.count(f->id) > 0; });
     if (all && out.covered_.emplace(f->id, f).second) out.covered_list_.push_back(f->id);
   }
+  // Indices that cover none of the fragments scanned (all of theirs were
+  // compacted away, say) answer nothing: pylance plans no index query then.
+  if (out.covered_.empty()) return std::nullopt;
   return std::optional<IndexedFilter>(std::move(out));
 }
 

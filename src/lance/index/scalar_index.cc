@@ -27,13 +27,15 @@ RowIds Intersect(const RowIds& a, const RowIds& b) {
 
 namespace {
 
-// Index types lance-cpp reads. The later types (LABEL_LIST, ZONEMAP,
-// BLOOMFILTER, NGRAM, INVERTED) join this table with their readers.
+// Index types lance-cpp reads. The later types (BLOOMFILTER, NGRAM,
+// INVERTED) join this table with their readers.
 const ScalarIndexType kTypes[] = {
     {"lance.table.BTreeIndexDetails", "BTree", &OpenBTreeIndex},
     // pylance 0.36 named the message in its index package; same files.
     {"lance.index.pb.BTreeIndexDetails", "BTree", &OpenBTreeIndex},
     {"lance.table.BitmapIndexDetails", "Bitmap", &OpenBitmapIndex},
+    {"lance.table.LabelListIndexDetails", "LabelList", &OpenLabelListIndex},
+    {"lance.table.ZoneMapIndexDetails", "ZoneMap", &OpenZoneMapIndex},
 };
 
 }  // namespace

@@ -40,6 +40,15 @@ class ScalarIndex {
   /// Whether its row ids are row addresses even in a dataset with stable
   /// row ids.
   virtual bool stores_addresses() const = 0;
+  /// Whether Search answers `predicate` (over `column`): the planner asks
+  /// before it plans a query on this index. Indices that evaluate any
+  /// predicate on their values say yes.
+  virtual bool CanSearch(const arrow::compute::Expression& /*predicate*/, const std::string& /*column*/) const {
+    return true;
+  }
+  /// Whether Search gives exactly the rows `predicate` holds for; an inexact
+  /// index (a zone map) gives a superset, which the scan rechecks.
+  virtual bool IsExact(const arrow::compute::Expression& /*predicate*/) const { return true; }
   /// Rows whose value makes `predicate` true. `predicate` refers to the
   /// indexed column only, by the name `column`, and is evaluated on the
   /// index's values exactly as a scan would evaluate it on the column (three-
@@ -80,8 +89,10 @@ Result<std::vector<bool>> EvaluateOn(const arrow::compute::Expression& predicate
 /// A serialized RowIdTreeMap (a bitmap index's row sets) as sorted row ids.
 Result<RowIds> DecodeRowIdTreeMap(std::string_view bytes, const std::string& context);
 
-// The readers the registry knows (btree.cc, bitmap.cc).
+// The readers the registry knows (btree.cc, bitmap.cc, label_list.cc, zonemap.cc).
 Result<std::unique_ptr<ScalarIndex>> OpenBTreeIndex(const Dataset& dataset, const IndexMetadata& metadata);
 Result<std::unique_ptr<ScalarIndex>> OpenBitmapIndex(const Dataset& dataset, const IndexMetadata& metadata);
+Result<std::unique_ptr<ScalarIndex>> OpenLabelListIndex(const Dataset& dataset, const IndexMetadata& metadata);
+Result<std::unique_ptr<ScalarIndex>> OpenZoneMapIndex(const Dataset& dataset, const IndexMetadata& metadata);
 
 }  // namespace lance::index
