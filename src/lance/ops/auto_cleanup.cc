@@ -195,6 +195,7 @@ Result<txn::CommitResult> CommitTransaction(const io::ObjectStore& store, txn::T
                                     *result.manifest.branch, "'; run cleanup --branch ", *result.manifest.branch);
     }
     auto here = std::make_shared<io::ObjectStore>(store);
+    result.versions_removed = true;
     return CleanupWithPolicy(here, here, std::nullopt, *policy, {}).status();
   };
   Status st = run();

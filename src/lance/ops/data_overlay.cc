@@ -69,7 +69,7 @@ Result<std::shared_ptr<Dataset>> DataOverlayBuilder::Commit() {
   options.num_retries = static_cast<int>(retry_.num_retries);
   auto t = txn::Transaction::Make(dataset_->version(), std::move(op));
   LANCE_ASSIGN_OR_RAISE(auto result, ops::CommitTransaction(store, std::move(t), options));
-  return ops::AtVersion(*dataset_, result.version);
+  return ops::AtVersion(*dataset_, result.version, std::move(result));
 }
 
 DataOverlayBuilder Dataset::NewDataOverlay() const { return DataOverlayBuilder(shared_from_this()); }
