@@ -145,6 +145,34 @@ Result<std::shared_ptr<Dataset>> DatasetAccess::Open(std::shared_ptr<io::ObjectS
   return std::shared_ptr<Dataset>(new Dataset(std::move(impl)));
 }
 
+Result<std::shared_ptr<Dataset>> DatasetAccess::FromCommit(const Dataset* from, std::shared_ptr<io::ObjectStore> store,
+                                                           txn::CommitResult committed) {
+  auto impl = std::make_unique<Dataset::Impl>();
+  impl->root = from ? from->impl_->root : store;
+  impl->branch = from ? from->impl_->branch : std::nullopt;
+  impl->store = std::move(store);
+  impl->location = table::ManifestLocation{committed.version, committed.manifest_path, committed.naming, -1};
+  // The versions as a listing now would give them: those of `from` and the
+  // new one, unless others committed in between or some were removed.
+  const bool follows = from ? committed.version == from->latest_version() + 1 : committed.version == 1;
+  if (follows && !committed.versions_removed) {
+    if (from) impl->locations = from->impl_->locations;
+    impl->locations.push_back(impl->location);
+  } else {
+    LANCE_ASSIGN_OR_RAISE(impl->locations, table::ListManifests(*impl->store));
+  }
+  impl->file = table::ManifestFile{std::move(committed.manifest), std::move(committed.indices),
+                                   std::move(committed.transaction_bytes)};
+  impl->files = std::make_unique<table::FileLocator>(impl->store, impl->file.manifest);
+  if (from) {
+    // Data files never change: the new version reads them through the
+    // readers already opened.
+    std::lock_guard<std::mutex> lock(from->impl_->readers_mutex);
+    impl->readers = from->impl_->readers;
+  }
+  return std::shared_ptr<Dataset>(new Dataset(std::move(impl)));
+}
+
 const std::string& Dataset::uri() const { return impl_->store->uri(); }
 uint64_t Dataset::version() const { return impl_->file.manifest.version; }
 uint64_t Dataset::latest_version() const { return impl_->locations.back().version; }

@@ -9,6 +9,7 @@
 #include "lance/io/object_store.h"
 #include "lance/table/manifest_file.h"
 #include "lance/table/manifest_location.h"
+#include "lance/txn/commit.h"
 
 namespace lance {
 
@@ -23,6 +24,11 @@ struct DatasetAccess {
   static Result<std::string> SequenceBytes(const Dataset& dataset, const SequenceRef& ref);
   /// Dataset::Open on an already opened store (the dataset root).
   static Result<std::shared_ptr<Dataset>> Open(std::shared_ptr<io::ObjectStore> store, const OpenOptions& options);
+  /// The version `committed` made on the branch of `from`, as Checkout of it
+  /// would open it, from the manifest the commit already holds: no read of
+  /// it back. `from` is null when the commit created the dataset in `store`.
+  static Result<std::shared_ptr<Dataset>> FromCommit(const Dataset* from, std::shared_ptr<io::ObjectStore> store,
+                                                     txn::CommitResult committed);
 };
 
 }  // namespace lance

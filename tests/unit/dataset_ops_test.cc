@@ -295,6 +295,62 @@ TEST_F(DatasetOpsTest, EveryOperationThroughItsBuilder) {
   EXPECT_EQ(Read(*latest), Read(*v2));
 }
 
+// The handle a builder's Commit returns is made from the commit, without
+// reading the new manifest back: it must be the version as opening it gives.
+void ExpectSameAsOpened(const std::shared_ptr<Dataset>& committed, const std::shared_ptr<Dataset>& opened) {
+  ASSERT_TRUE(committed && opened);
+  EXPECT_EQ(committed->version(), opened->version());
+  EXPECT_EQ(committed->latest_version(), opened->latest_version());
+  EXPECT_STREQ(committed->manifest_naming(), opened->manifest_naming());
+  EXPECT_EQ(committed->uri(), opened->uri());
+  EXPECT_EQ(committed->branch(), opened->branch());
+  EXPECT_EQ(table::SerializeManifestFile(committed->manifest(), committed->indices(), nullptr),
+            table::SerializeManifestFile(opened->manifest(), opened->indices(), nullptr));
+  auto ours = committed->Versions();
+  auto theirs = opened->Versions();
+  ASSERT_TRUE(ours.ok() && theirs.ok());
+  ASSERT_EQ(ours->size(), theirs->size());
+  for (size_t i = 0; i < ours->size(); ++i) {
+    EXPECT_EQ((*ours)[i].version, (*theirs)[i].version);
+    EXPECT_EQ((*ours)[i].timestamp_nanos, (*theirs)[i].timestamp_nanos);
+    EXPECT_EQ((*ours)[i].operation, (*theirs)[i].operation);
+  }
+  EXPECT_EQ(Read(committed), Read(opened));
+}
+
+TEST_F(DatasetOpsTest, CommittedHandleIsTheVersionAsOpened) {
+  auto v1 = Create();
+  ASSERT_TRUE(v1);
+  auto check = [&](const Result<std::shared_ptr<Dataset>>& committed, const char* what) {
+    SCOPED_TRACE(what);
+    ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+    auto opened = OpenDs(std::to_string((*committed)->version()));
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    ExpectSameAsOpened(*committed, *opened);
+  };
+  check(v1, "create");
+  auto v2 = v1->NewAppend().Commit(Rows(Range(20, 25), 0));
+  check(v2, "append");
+  // A delete reads no listing of the versions: the new one is known.
+  const int64_t lists = counting_->lists;
+  auto v3 = (*v2)->NewDelete("id < 3").Commit();
+  EXPECT_EQ(counting_->lists, lists);
+  check(v3, "delete");
+  // Others committed between the handle's version and the new one: the
+  // versions between are listed too.
+  auto stale = (*v2)->NewAppend().Commit(Rows({50}, 0));
+  check(stale, "append rebased over a later version");
+  EXPECT_EQ((*stale)->version(), 4u);
+  EXPECT_EQ((*stale)->Versions()->size(), 4u);
+  check((*v3)->NewUpdate().Set("v", "v + 100").Where("id >= 20").Commit(), "update");
+  auto v4 = OpenDs();
+  ASSERT_TRUE(v4.ok());
+  auto v5 = (*v4)->NewMergeInsert({"id"}).WhenMatchedUpdateAll().WhenNotMatchedInsertAll().Commit(Rows({5, 100}, 9));
+  check(v5, "merge-insert");
+  check((*v5)->NewRestore(2).Commit(), "restore");
+  check((*v5)->NewOverwrite().Commit(Rows({7, 8}, 0)), "overwrite on a stale handle");
+}
+
 TEST_F(DatasetOpsTest, BuildersRefuseWhatTheyCannotDo) {
   auto v1 = Create();
   ASSERT_TRUE(v1);

@@ -188,6 +188,7 @@ Result<txn::CommitResult> CommitTransaction(const io::ObjectStore& store, txn::T
                           AutoCleanupPolicy(result.manifest.config, result.version, versions, util::NowNanos()));
     if (!policy || result.version <= 1) return Status::OK();
     auto here = std::make_shared<io::ObjectStore>(store);
+    result.versions_removed = true;
     if (result.manifest.branch) {
       // As pylance: the branch's own old versions, with the tags and the
       // branches made from it (kept at the root) respected. A branch's

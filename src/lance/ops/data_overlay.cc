@@ -70,7 +70,7 @@ Result<std::shared_ptr<Dataset>> DataOverlayBuilder::Commit() {
   options.disable_transaction_file = disable_transaction_file_;
   auto t = txn::Transaction::Make(dataset_->version(), std::move(op));
   LANCE_ASSIGN_OR_RAISE(auto result, ops::CommitTransaction(store, std::move(t), options));
-  return ops::AtVersion(*dataset_, result.version);
+  return ops::AtVersion(*dataset_, result.version, std::move(result));
 }
 
 DataOverlayBuilder Dataset::NewDataOverlay() const { return DataOverlayBuilder(shared_from_this()); }

@@ -28,8 +28,11 @@ txn::BaseVersion BaseVersionOf(const Dataset& dataset) {
 
 // Builders hold const handles; a Dataset is immutable, so handing out the
 // same object is safe.
-Result<std::shared_ptr<Dataset>> AtVersion(const Dataset& from, uint64_t version) {
+Result<std::shared_ptr<Dataset>> AtVersion(const Dataset& from, uint64_t version, Committed committed) {
   if (from.version() == version) return std::const_pointer_cast<Dataset>(from.shared_from_this());
+  if (committed && committed->version == version) {
+    return DatasetAccess::FromCommit(&from, DatasetAccess::Store(from), std::move(*committed));
+  }
   return from.Checkout(std::to_string(version));
 }
 
@@ -52,8 +55,10 @@ Result<std::shared_ptr<Dataset>> WriteOnHandle(const std::shared_ptr<const Datas
   if (!data) return Status::Invalid(op, " to ", dataset->uri(), ": no data given");
   LANCE_RETURN_NOT_OK(CheckSameFilesystem(*dataset, params, op));
   params.mode = mode;
-  LANCE_ASSIGN_OR_RAISE(*result, ops::WriteRows(DatasetAccess::Store(*dataset), dataset.get(), *data, params));
-  return ops::AtVersion(*dataset, result->version);
+  ops::Committed committed;
+  LANCE_ASSIGN_OR_RAISE(*result,
+                        ops::WriteRows(DatasetAccess::Store(*dataset), dataset.get(), *data, params, &committed));
+  return ops::AtVersion(*dataset, result->version, std::move(committed));
 }
 
 }  // namespace
@@ -97,28 +102,32 @@ Result<std::shared_ptr<Dataset>> OverwriteBuilder::Commit(const std::shared_ptr<
 
 Result<std::shared_ptr<Dataset>> DeleteBuilder::Commit() {
   std::shared_ptr<const Dataset> ran_on;
-  LANCE_ASSIGN_OR_RAISE(
-      auto result, ops::RunOnDatasetWithRetries(
-                       options_.retry, "delete of " + dataset_->uri(), dataset_,
-                       [&](const std::shared_ptr<const Dataset>& ds) { return ops::DeleteOnce(ds, predicate_, options_); },
-                       &ran_on));
+  ops::Committed committed;
+  LANCE_ASSIGN_OR_RAISE(auto result,
+                        ops::RunOnDatasetWithRetries(
+                            options_.retry, "delete of " + dataset_->uri(), dataset_,
+                            [&](const std::shared_ptr<const Dataset>& ds) {
+                              return ops::DeleteOnce(ds, predicate_, options_, &committed);
+                            },
+                            &ran_on));
   result_ = result;
-  return ops::AtVersion(*ran_on, result.version);
+  return ops::AtVersion(*ran_on, result.version, std::move(committed));
 }
 
 Result<std::shared_ptr<Dataset>> UpdateBuilder::Commit() {
   if (set_.empty()) return Status::Invalid("update of ", dataset_->uri(), ": no column to set");
   std::shared_ptr<const Dataset> ran_on;
+  ops::Committed committed;
   // A version committed meanwhile that touched the same rows is a
   // retryable conflict; the reference then runs the whole update again.
   LANCE_ASSIGN_OR_RAISE(auto result, ops::RunOnDatasetWithRetries(
                                          options_.retry, "update of " + dataset_->uri(), dataset_,
                                          [&](const std::shared_ptr<const Dataset>& ds) {
-                                           return ops::UpdateOnce(ds, set_, predicate_, options_);
+                                           return ops::UpdateOnce(ds, set_, predicate_, options_, &committed);
                                          },
                                          &ran_on));
   result_ = result;
-  return ops::AtVersion(*ran_on, result.version);
+  return ops::AtVersion(*ran_on, result.version, std::move(committed));
 }
 
 Result<std::shared_ptr<Dataset>> MergeInsertBuilder::Commit(const std::shared_ptr<arrow::RecordBatchReader>& source) {
@@ -135,22 +144,25 @@ Result<std::shared_ptr<Dataset>> MergeInsertBuilder::Commit(const std::shared_pt
     batches.push_back(std::move(batch));
   }
   std::shared_ptr<const Dataset> ran_on;
+  ops::Committed committed;
   LANCE_ASSIGN_OR_RAISE(
       auto result,
       ops::RunOnDatasetWithRetries(
           params_.retry, "merge-insert into " + uri, dataset_,
           [&](const std::shared_ptr<const Dataset>& ds) -> Result<MergeInsertResult> {
             LANCE_ASSIGN_OR_RAISE(auto replay, arrow::RecordBatchReader::Make(batches, source->schema()));
-            return ops::MergeInsertOnce(ds, *replay, params_);
+            return ops::MergeInsertOnce(ds, *replay, params_, &committed);
           },
           &ran_on));
   result_ = result;
-  return ops::AtVersion(*ran_on, result.version);
+  return ops::AtVersion(*ran_on, result.version, std::move(committed));
 }
 
 Result<std::shared_ptr<Dataset>> RestoreBuilder::Commit() {
-  LANCE_ASSIGN_OR_RAISE(uint64_t version, ops::RestoreOnce(*dataset_, version_, retry_, disable_transaction_file_));
-  return ops::AtVersion(*dataset_, version);
+  ops::Committed committed;
+  LANCE_ASSIGN_OR_RAISE(uint64_t version,
+                        ops::RestoreOnce(*dataset_, version_, retry_, disable_transaction_file_, &committed));
+  return ops::AtVersion(*dataset_, version, std::move(committed));
 }
 
 // ---- The URI functions: open, then the builders ----
@@ -175,7 +187,11 @@ Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::Recor
   }
   if (!latest) {
     // No dataset yet: every mode creates it.
-    LANCE_ASSIGN_OR_RAISE(WriteResult written, ops::WriteRows(store, nullptr, *data, params));
+    ops::Committed committed;
+    LANCE_ASSIGN_OR_RAISE(WriteResult written, ops::WriteRows(store, nullptr, *data, params, &committed));
+    if (committed && committed->version == written.version) {
+      return DatasetAccess::FromCommit(nullptr, store, std::move(*committed));
+    }
     OpenOptions at;
     at.version = std::to_string(written.version);
     return DatasetAccess::Open(store, at);

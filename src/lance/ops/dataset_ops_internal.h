@@ -30,30 +30,39 @@ Status CheckWritable(const Dataset& dataset);
 /// The dataset's version as a commit's base (CommitOptions::latest).
 txn::BaseVersion BaseVersionOf(const Dataset& dataset);
 
+/// What an operation committed, when it did: the builder's handle on the
+/// new version is made from it rather than read back from storage.
+using Committed = std::optional<txn::CommitResult>;
+
 /// The dataset at `version` in the store of `from` (`from` itself when it
-/// is at that version): what a builder's Commit returns.
-Result<std::shared_ptr<Dataset>> AtVersion(const Dataset& from, uint64_t version);
+/// is at that version): what a builder's Commit returns. `committed`, when
+/// it made `version` on top of `from`, gives it without reading storage.
+Result<std::shared_ptr<Dataset>> AtVersion(const Dataset& from, uint64_t version, Committed committed = std::nullopt);
 
 /// Delete, update and merge-insert on `dataset`'s version, committed with it
 /// as the read version. A retryable conflict is returned, not retried.
+/// `committed`, when given, gets the commit made (if any).
 Result<DeleteResult> DeleteOnce(const std::shared_ptr<const Dataset>& dataset, const std::string& predicate,
-                                const DeleteOptions& options);
+                                const DeleteOptions& options, Committed* committed = nullptr);
 Result<UpdateResult> UpdateOnce(const std::shared_ptr<const Dataset>& dataset,
                                 const std::vector<std::pair<std::string, std::string>>& set,
-                                const std::string& predicate, const UpdateOptions& options);
+                                const std::string& predicate, const UpdateOptions& options,
+                                Committed* committed = nullptr);
 /// `source` may be read again on a re-run.
 Result<MergeInsertResult> MergeInsertOnce(const std::shared_ptr<const Dataset>& dataset,
-                                          arrow::RecordBatchReader& source, const MergeInsertParams& params);
+                                          arrow::RecordBatchReader& source, const MergeInsertParams& params,
+                                          Committed* committed = nullptr);
 
 /// Restore of `version` committed on top of `dataset`'s version.
 Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const RetryParams& retry,
-                             bool disable_transaction_file = false);
+                             bool disable_transaction_file = false, Committed* committed = nullptr);
 
 /// Writes `data` into `store` per `params.mode` on top of `dataset` (its
 /// version, or null when there is no dataset yet) and returns the version
-/// committed with what was written.
+/// committed with what was written (the commit itself in `committed`).
 Result<WriteResult> WriteRows(const std::shared_ptr<io::ObjectStore>& store, const Dataset* dataset,
-                           arrow::RecordBatchReader& data, const WriteParams& params);
+                              arrow::RecordBatchReader& data, const WriteParams& params,
+                              Committed* committed = nullptr);
 
 /// Tags and cleanup in the dataset whose root is `store`: a tag on
 /// `version` of `branch` (nullopt = main), whose versions are in

@@ -12,7 +12,7 @@
 namespace lance::ops {
 
 Result<DeleteResult> DeleteOnce(const std::shared_ptr<const Dataset>& dataset, const std::string& predicate,
-                                const DeleteOptions& options) {
+                                const DeleteOptions& options, Committed* committed_out) {
   const io::ObjectStore& store = *DatasetAccess::Store(*dataset);
   LANCE_RETURN_NOT_OK(CheckWritable(*dataset));
   const uint64_t read_version = dataset->version();
@@ -65,6 +65,7 @@ Result<DeleteResult> DeleteOnce(const std::shared_ptr<const Dataset>& dataset, c
   }
   result.version = committed->version;
   result.committed = true;
+  if (committed_out) *committed_out = std::move(*committed);
   return result;
 }
 

@@ -613,7 +613,8 @@ bool KeyIsIndexed(const Dataset& dataset, const std::vector<std::string>& on) {
 
 // One attempt on the dataset's version; `source` may be read again.
 Result<MergeInsertResult> ops::MergeInsertOnce(const std::shared_ptr<const Dataset>& dataset,
-                                               arrow::RecordBatchReader& source, const MergeInsertParams& params) {
+                                               arrow::RecordBatchReader& source, const MergeInsertParams& params,
+                                               ops::Committed* committed_out) {
   const std::string& uri = dataset->uri();
   const auto& store = DatasetAccess::Store(*dataset);
   LANCE_RETURN_NOT_OK(ops::CheckWritable(*dataset));
@@ -716,7 +717,7 @@ Result<MergeInsertResult> ops::MergeInsertOnce(const std::shared_ptr<const Datas
     rewrite.fields_for_preserving_frag_bitmap.push_back(static_cast<uint32_t>(field.id));
   }
   auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite), params.retry,
-                                          params.disable_transaction_file);
+                                          params.disable_transaction_file, committed_out);
   if (!committed.ok()) {
     writer.RemoveFiles();
     return committed.status();

@@ -6,7 +6,7 @@
 namespace lance::ops {
 
 Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const RetryParams& retry,
-                             bool disable_transaction_file) {
+                             bool disable_transaction_file, Committed* committed) {
   const io::ObjectStore& store = *DatasetAccess::Store(dataset);
   LANCE_RETURN_NOT_OK(CheckWritable(dataset));
   // Fail early, before any file is written, on a version that is not there.
@@ -18,7 +18,9 @@ Result<uint64_t> RestoreOnce(const Dataset& dataset, uint64_t version, const Ret
   options.disable_transaction_file = disable_transaction_file;
   auto t = txn::Transaction::Make(dataset.version(), txn::Restore{version});
   LANCE_ASSIGN_OR_RAISE(auto result, ops::CommitTransaction(store, std::move(t), options));
-  return result.version;
+  const uint64_t committed_version = result.version;
+  if (committed) *committed = std::move(result);
+  return committed_version;
 }
 
 }  // namespace lance::ops

@@ -78,7 +78,8 @@ Result<DeletionOutcome> MarkDeleted(const io::ObjectStore& store, const Dataset&
 }
 
 Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& dataset, RowRewrite rewrite,
-                                  const RetryParams& retry, bool disable_transaction_file) {
+                                  const RetryParams& retry, bool disable_transaction_file,
+                                  std::optional<txn::CommitResult>* committed_out) {
   if (UsesStableRowIds(dataset)) {
     LANCE_RETURN_NOT_OK(CarryRowIdentity(dataset, rewrite.rewritten_row_ids, rewrite.rewritten_row_addrs,
                                          rewrite.row_id_batch_ends, &rewrite.new_fragments));
@@ -108,7 +109,9 @@ Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& d
     for (const auto& f : deletions.written_files) (void)store.Delete(f);
     return committed.status();
   }
-  return committed->version;
+  const uint64_t version = committed->version;
+  if (committed_out) *committed_out = std::move(*committed);
+  return version;
 }
 
 std::vector<size_t> ScanBatchEnds(const std::vector<uint64_t>& row_addrs, size_t batch_rows) {

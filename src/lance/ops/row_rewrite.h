@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "lance/retry.h"
 #include "lance/schema.h"
 #include "lance/status.h"
+#include "lance/txn/commit.h"
 #include "lance/txn/conflict_resolver.h"
 
 namespace lance::ops {
@@ -77,8 +79,10 @@ struct RowRewrite {
 /// old rows marked deleted. Returns the new version. Deletion files written
 /// here are removed again on failure; the new data files are the caller's.
 /// `retry.num_retries` bounds the commit attempts.
+/// `committed`, when given, gets the commit itself.
 Result<uint64_t> CommitRowRewrite(const io::ObjectStore& store, const Dataset& dataset, RowRewrite rewrite,
-                                  const RetryParams& retry = {}, bool disable_transaction_file = false);
+                                  const RetryParams& retry = {}, bool disable_transaction_file = false,
+                                  std::optional<txn::CommitResult>* committed = nullptr);
 
 /// pylance scans a fragment's live rows in batches of this many.
 constexpr size_t kReferenceScanBatchRows = 8192;

@@ -90,7 +90,7 @@ Result<std::shared_ptr<Dataset>> CommitSchemaChange(const Dataset& dataset, txn:
   commit.num_retries = static_cast<int>(std::max<uint32_t>(options.num_retries, 1));
   auto t = txn::Transaction::Make(dataset.version(), std::move(op));
   LANCE_ASSIGN_OR_RAISE(auto result, ops::CommitTransaction(*DatasetAccess::Store(dataset), std::move(t), commit));
-  return ops::AtVersion(dataset, result.version);
+  return ops::AtVersion(dataset, result.version, std::move(result));
 }
 
 // The data files a Merge adds (the last file of each fragment it lists):

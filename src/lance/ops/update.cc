@@ -267,7 +267,8 @@ Result<UpdateResult> UpdateAsOverlay(const std::shared_ptr<const Dataset>& datas
 // One attempt: rewrite on the dataset's version, commit on top of it.
 Result<UpdateResult> ops::UpdateOnce(const std::shared_ptr<const Dataset>& dataset,
                                      const std::vector<std::pair<std::string, std::string>>& set,
-                                     const std::string& predicate, const UpdateOptions& options) {
+                                     const std::string& predicate, const UpdateOptions& options,
+                                     ops::Committed* committed_out) {
   const std::string& uri = dataset->uri();
   const auto& store = DatasetAccess::Store(*dataset);
   LANCE_RETURN_NOT_OK(ops::CheckWritable(*dataset));
@@ -372,7 +373,7 @@ Result<UpdateResult> ops::UpdateOnce(const std::shared_ptr<const Dataset>& datas
     AddSubtreeIds(dataset->manifest().schema.fields[a.column], &rewrite.fields_for_preserving_frag_bitmap);
   }
   auto committed = ops::CommitRowRewrite(*store, *dataset, std::move(rewrite), options.retry,
-                                          options.disable_transaction_file);
+                                          options.disable_transaction_file, committed_out);
   if (!committed.ok()) {
     writer.RemoveFiles();
     return committed.status();

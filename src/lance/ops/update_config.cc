@@ -55,7 +55,7 @@ Result<std::shared_ptr<Dataset>> UpdateConfigBuilder::Commit() {
   LANCE_ASSIGN_OR_RAISE(auto result,
                         ops::CommitTransaction(*DatasetAccess::Store(dataset),
                                                txn::Transaction::Make(dataset.version(), std::move(op)), commit));
-  return ops::AtVersion(dataset, result.version);
+  return ops::AtVersion(dataset, result.version, std::move(result));
 }
 
 }  // namespace lance

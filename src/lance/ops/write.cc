@@ -150,7 +150,8 @@ Result<ResolvedBases> ResolveBases(const WriteParams& params, const Manifest* ex
 }  // namespace
 
 Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store, const Dataset* dataset,
-                                arrow::RecordBatchReader& data, const WriteParams& params) {
+                                 arrow::RecordBatchReader& data, const WriteParams& params,
+                                 ops::Committed* committed_out) {
   const std::string& uri = store->uri();
   if (params.max_rows_per_file == 0) return Status::Invalid("max_rows_per_file must be at least 1");
   // Checks the writer feature flags before any file is written.
@@ -273,6 +274,7 @@ Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store
     return committed.status();
   }
   result.version = committed->version;
+  if (committed_out) *committed_out = std::move(*committed);
   return result;
 }
 

@@ -214,7 +214,8 @@ Result<CommitResult> Committer::Loop(Transaction txn) {
       WriteVersionHint(store_, version);
       committed_deletion_files_ = ReferencedDeletionFiles(txn);
       LANCE_ASSIGN_OR_RAISE(auto committed, table::ParseManifestFile(bytes, path, table::FlagCheck::kNone));
-      return CommitResult{version, path, std::move(committed.manifest)};
+      return CommitResult{version, path, std::move(committed.manifest), std::move(committed.indices),
+                          std::move(committed.transaction_bytes), naming};
     }
     // Nothing refers to the transaction file now; the next attempt writes
     // its own.

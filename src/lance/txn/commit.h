@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lance/io/object_store.h"
 #include "lance/manifest.h"
@@ -71,6 +72,15 @@ struct CommitResult {
   uint64_t version = 0;
   std::string manifest_path;  // relative to the dataset root
   Manifest manifest;
+  /// The rest of the committed manifest file and where it is, so that a
+  /// handle on the new version needs no read of it (DatasetAccess::
+  /// FromCommit).
+  std::vector<IndexMetadata> indices;
+  std::optional<std::string> transaction_bytes;
+  table::ManifestNamingScheme naming = table::ManifestNamingScheme::kV2;
+  /// Older versions may have been removed after the commit (an automatic
+  /// cleanup ran): a handle lists the versions again.
+  bool versions_removed = false;
 };
 
 /// Commits `txn` on top of the latest version of `store`. Versions

@@ -1,6 +1,7 @@
 #include "lance/file/v2_1/bitpacking.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -18,9 +19,10 @@ constexpr uint64_t kFastLanesChunk = comp::kFastLanesValues;
 
 
 // Unpacks one inline-bitpacked chunk (a T header holding the bit width, then
-// 1024 packed values) into `count` values at `out`. Returns the chunk's size.
+// 1024 packed values) into `count` values at `out` (every one written).
+// Returns the chunk's size.
 template <typename T>
-Result<uint64_t> UnpackInlineChunk(ByteSpan chunk, uint64_t count, uint8_t* out) {
+Result<uint64_t> UnpackInlineChunk(ByteSpan chunk, uint64_t count, T* out) {
   constexpr uint64_t kBits = sizeof(T) * 8;
   LANCE_ASSIGN_OR_RAISE(T header, ReadLE<T>(chunk, 0, "inline bitpacking chunk header"));
   const uint64_t bit_width = static_cast<uint64_t>(header);
@@ -30,11 +32,15 @@ Result<uint64_t> UnpackInlineChunk(ByteSpan chunk, uint64_t count, uint8_t* out)
   const uint64_t body = comp::FastLanesPackedBytes(static_cast<unsigned>(bit_width));
   LANCE_ASSIGN_OR_RAISE(ByteSpan packed, SubSpan(chunk, sizeof(T), body, "inline bitpacking chunk"));
   if (count > kFastLanesChunk) return Corrupt("inline bitpacking chunk of ", count, " values");
-  std::vector<T> values(kFastLanesChunk, 0);
-  if (bit_width > 0) {
+  if (count == kFastLanesChunk) {
+    // A whole chunk unpacks in place: no copy, no allocation per chunk.
+    LANCE_RETURN_NOT_OK(
+        comp::FastLanesUnpack<T>(packed, static_cast<unsigned>(bit_width), std::span<T>(out, kFastLanesChunk)));
+  } else {
+    std::array<T, kFastLanesChunk> values;
     LANCE_RETURN_NOT_OK(comp::FastLanesUnpack<T>(packed, static_cast<unsigned>(bit_width), std::span<T>(values)));
+    std::memcpy(out, values.data(), count * sizeof(T));
   }
-  std::memcpy(out, values.data(), count * sizeof(T));
   return sizeof(T) + body;
 }
 
@@ -48,12 +54,14 @@ Result<DataBlock> InlineBitpackingImpl(ByteSpan data, uint64_t num_values, bool 
   if ((num_values + kFastLanesChunk - 1) / kFastLanesChunk > data.size() / sizeof(T)) {
     return Corrupt("inline bitpacked buffer of ", data.size(), " bytes cannot hold ", num_values, " values");
   }
-  LANCE_ASSIGN_OR_RAISE(auto out, AllocateZeroed(num_values * sizeof(T), pool));
+  // Every value is written below, chunk by chunk.
+  LANCE_ASSIGN_OR_RAISE(auto out, Allocate(num_values * sizeof(T), pool));
+  T* values = reinterpret_cast<T*>(out->mutable_data());
   uint64_t pos = 0, done = 0;
   while (done < num_values) {
     const uint64_t count = std::min<uint64_t>(kFastLanesChunk, num_values - done);
     LANCE_ASSIGN_OR_RAISE(ByteSpan rest, SubSpan(data, pos, data.size() - pos, "inline bitpacking"));
-    LANCE_ASSIGN_OR_RAISE(uint64_t used, UnpackInlineChunk<T>(rest, count, out->mutable_data() + done * sizeof(T)));
+    LANCE_ASSIGN_OR_RAISE(uint64_t used, UnpackInlineChunk<T>(rest, count, values + done));
     pos += used;
     done += count;
   }

@@ -95,7 +95,10 @@ inline Result<std::shared_ptr<arrow::Buffer>> SliceChecked(const std::shared_ptr
   return arrow::SliceBuffer(buffer, static_cast<int64_t>(offset), static_cast<int64_t>(length));
 }
 
-/// A zero-filled buffer of `size` bytes (refusing absurd sizes).
+/// A buffer of `size` bytes (refusing absurd sizes), uninitialized: for
+/// callers that write every byte.
+inline Result<std::shared_ptr<arrow::Buffer>> Allocate(uint64_t size, arrow::MemoryPool* pool);
+/// The same, zero-filled.
 inline Result<std::shared_ptr<arrow::Buffer>> AllocateZeroed(uint64_t size, arrow::MemoryPool* pool);
 
 /// Largest number of values (or levels) one page or block may decode to;
@@ -104,11 +107,16 @@ inline constexpr uint64_t kMaxDecodedElements = uint64_t{1} << 31;
 /// Largest single buffer the decoders allocate.
 inline constexpr uint64_t kMaxAllocationBytes = uint64_t{1} << 34;
 
-inline Result<std::shared_ptr<arrow::Buffer>> AllocateZeroed(uint64_t size, arrow::MemoryPool* pool) {
+inline Result<std::shared_ptr<arrow::Buffer>> Allocate(uint64_t size, arrow::MemoryPool* pool) {
   if (size > kMaxAllocationBytes) return Corrupt("refusing to allocate ", size, " bytes");
   LANCE_ASSIGN_OR_RAISE(auto buffer, arrow::AllocateBuffer(static_cast<int64_t>(size), pool));
-  if (size > 0) std::memset(buffer->mutable_data(), 0, size);
   return std::shared_ptr<arrow::Buffer>(std::move(buffer));
+}
+
+inline Result<std::shared_ptr<arrow::Buffer>> AllocateZeroed(uint64_t size, arrow::MemoryPool* pool) {
+  LANCE_ASSIGN_OR_RAISE(auto buffer, Allocate(size, pool));
+  if (size > 0) std::memset(buffer->mutable_data(), 0, size);
+  return buffer;
 }
 
 /// The bytes of a buffer as a string_view (empty for a null buffer).
