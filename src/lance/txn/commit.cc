@@ -10,6 +10,7 @@
 #include "lance/txn/backoff.h"
 #include "lance/txn/manifest_builder.h"
 #include "lance/util/protobuf.h"
+#include "lance/util/clock.h"
 
 namespace lance::txn {
 namespace {
@@ -17,12 +18,6 @@ namespace {
 constexpr const char* kTransactionsDir = "_transactions";
 constexpr const char* kVersionsDir = "_versions";
 constexpr const char* kVersionHint = "_versions/latest_version_hint.json";
-
-int64_t NowNanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // The transaction committed as version `v`: inline in its manifest, else
 // its _transactions/ file. Every writer records one; without it the
@@ -197,7 +192,7 @@ Result<CommitResult> Committer::Loop(Transaction txn) {
     inputs.base = base ? &base->file : nullptr;
     inputs.restore_source = restore_source ? &restore_source->file : nullptr;
     inputs.clone_source = options_.clone_source;
-    inputs.timestamp_nanos = NowNanos();
+    inputs.timestamp_nanos = util::NowNanos();
     LANCE_ASSIGN_OR_RAISE(auto built, BuildManifest(txn, inputs, options_));
 
     const std::string txn_path =
