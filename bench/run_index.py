@@ -4,7 +4,9 @@ indices in the same run, reported as ratios.
 
     .venv/bin/python bench/run_index.py [--rows N] [--versions 2.0,2.1] [--repeat R]
 
-Measures filtered-scan latency (projection `id`) through a BTREE index
+Measures index build time (lance-cpp's CLI on a copy of the dataset, its
+process start included, against pylance's create_scalar_index), then
+filtered-scan latency (projection `id`) through a BTREE index
 (point lookup, narrow range, IN list) and a BITMAP index (equality), with the
 indices pylance builds, and the same filters with no index. Each query is a
 fresh value, the same on both sides, run alternately (ours, then pylance's)
@@ -87,8 +89,9 @@ def main() -> int:
     ap.add_argument("--binary", default=str(REPO / "build" / "bin" / "lance-bench"))
     args = ap.parse_args()
     binary = Path(args.binary)
-    if not binary.exists():
-        print(f"missing {binary}: run `make` first", file=sys.stderr)
+    cli = binary.parent / "lance-cpp"
+    if not binary.exists() or not cli.exists():
+        print(f"missing {binary} or {cli}: run `make` first", file=sys.stderr)
         return 2
     tmp = Path(tempfile.mkdtemp(prefix="lance-bench-index-"))
     try:
@@ -100,16 +103,23 @@ def main() -> int:
         for version in args.versions.split(","):
             uri = tmp / f"v{version}.lance"
             lance.write_dataset(table, uri, data_storage_version=version)
+            ours = tmp / f"v{version}-cpp.lance"
+            shutil.copytree(uri, ours)
             ds = lance.dataset(str(uri))
-            t = time.perf_counter()
-            ds.create_scalar_index("i32", "BTREE")
-            btree_s = time.perf_counter() - t
-            t = time.perf_counter()
-            ds.create_scalar_index("name", "BITMAP")
-            bitmap_s = time.perf_counter() - t
+            # Index builds: pylance in this process, lance-cpp's CLI (its
+            # process start included) on a copy of the same dataset.
+            for column, kind in (("i32", "BTREE"), ("name", "BITMAP")):
+                t = time.perf_counter()
+                subprocess.run([str(cli), "create-index", str(ours), column, "--type", kind],
+                               check=True, capture_output=True)
+                cpp_s = time.perf_counter() - t
+                t = time.perf_counter()
+                ds.create_scalar_index(column, kind)
+                py_s = time.perf_counter() - t
+                label = f"{kind} build (s)"
+                print(f"{version:8} {label:32} {cpp_s:12.3f} {py_s:12.3f} {py_s / cpp_s:8.2f}", flush=True)
+            shutil.rmtree(ours, ignore_errors=True)
             ds = lance.dataset(str(uri))
-            print(f"{version:8} {'pylance BTREE build (s)':32} {'':>12} {btree_s:12.2f} {'':>8}")
-            print(f"{version:8} {'pylance BITMAP build (s)':32} {'':>12} {bitmap_s:12.2f} {'':>8}")
             n = args.repeat + 1
             measures = {
                 "BTREE point lookup (ms)": [f"i32 = {v}" for v in rng.choice(i32, n)],
