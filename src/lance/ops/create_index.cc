@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cstdlib>
 #include <set>
 
@@ -15,9 +14,11 @@
 #include "lance/index/index_writer.h"
 #include "lance/index/scalar_index.h"
 #include "lance/ops/dataset_ops_internal.h"
+#include "lance/ops/schema_evolution_internal.h"
 #include "lance/scanner.h"
 #include "lance/txn/commit.h"
 #include "lance/txn/transaction_builder.h"
+#include "lance/util/clock.h"
 
 namespace lance {
 namespace {
@@ -25,23 +26,6 @@ namespace {
 std::string Upper(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
-}
-
-// The field at a dotted path, or nullptr.
-const Field* FindPath(const Schema& schema, const std::string& path) {
-  const std::vector<Field>* level = &schema.fields;
-  const Field* found = nullptr;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = path.find('.', start);
-    const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    auto it = std::find_if(level->begin(), level->end(), [&](const Field& f) { return f.name == part; });
-    if (it == level->end()) return nullptr;
-    found = &*it;
-    if (dot == std::string::npos) return found;
-    level = &found->children;
-    start = dot + 1;
-  }
 }
 
 // pylance 14's rule for BTREE and BITMAP columns (lance/dataset.py).
@@ -111,7 +95,7 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
     return Status::Invalid("unknown index type '", index_type_, "': pylance 14 supports BTREE, BITMAP, NGRAM, ZONEMAP, ",
                            "LABEL_LIST, INVERTED, BLOOMFILTER, RTREE, MINHASHLSH and the IVF_* vector types");
   }
-  const Field* field = FindPath(ds.manifest().schema, column_);
+  const Field* field = ops::FindFieldByPath(ds.manifest().schema, column_);
   if (field == nullptr) return Status::Invalid("column '", column_, "' not found in schema");
   LANCE_ASSIGN_OR_RAISE(auto arrow_type, ArrowTypeFromField(*field));
   if (!IndexableType(*arrow_type)) {
@@ -176,9 +160,7 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
     return files.status();
   }
   meta.files = *files;
-  meta.created_at_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                 std::chrono::system_clock::now().time_since_epoch())
-                                                 .count());
+  meta.created_at_ms = static_cast<uint64_t>(util::NowNanos() / 1000000);
   auto committed = CommitIndexChange(ds, txn::CreateIndex{{meta}, removed});
   if (!committed.ok()) {
     (void)store.DeleteDirectory(dir);
