@@ -402,6 +402,19 @@ class Parser {
     return Finish(std::move(node));
   }
 
+  // Zero or more comma-separated expressions as children of `node`, up to
+  // (not including) a `close` token; false when one fails to parse.
+  bool ParseItems(Node* node, TokenKind close) {
+    if (Peek().kind == close) return true;
+    while (true) {
+      NodePtr item = ParseExpr(0);
+      if (!item) return false;
+      node->children.push_back(std::move(item));
+      if (Peek().kind != TokenKind::kComma) return true;
+      Next();
+    }
+  }
+
   // name(arg, ...); the name token is consumed, '(' is next.
   NodePtr ParseCall(const Token& name) {
     auto node = std::make_unique<Node>(NodeKind::kCall, name.pos);
@@ -409,18 +422,7 @@ class Parser {
     for (auto& c : node->text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     Next();  // '('
     ++call_depth_;
-    if (Peek().kind != TokenKind::kRParen) {
-      while (true) {
-        NodePtr arg = ParseExpr(0);
-        if (!arg) return nullptr;
-        node->children.push_back(std::move(arg));
-        if (Peek().kind == TokenKind::kComma) {
-          Next();
-          continue;
-        }
-        break;
-      }
-    }
+    if (!ParseItems(node.get(), TokenKind::kRParen)) return nullptr;
     --call_depth_;
     if (!Expect(TokenKind::kRParen, "',' or ')' in the argument list")) return nullptr;
     return Finish(std::move(node));
@@ -430,18 +432,7 @@ class Parser {
   NodePtr ParseList() {
     const Token& open = Next();
     auto node = std::make_unique<Node>(NodeKind::kList, open.pos);
-    if (Peek().kind != TokenKind::kRBracket) {
-      while (true) {
-        NodePtr item = ParseExpr(0);
-        if (!item) return nullptr;
-        node->children.push_back(std::move(item));
-        if (Peek().kind == TokenKind::kComma) {
-          Next();
-          continue;
-        }
-        break;
-      }
-    }
+    if (!ParseItems(node.get(), TokenKind::kRBracket)) return nullptr;
     if (!Expect(TokenKind::kRBracket, "',' or ']' in the list")) return nullptr;
     return Finish(std::move(node));
   }
