@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <arrow/io/interfaces.h>
 #include <arrow/record_batch.h>
@@ -52,6 +53,10 @@ class FileWriter {
   Status Write(const arrow::RecordBatch& batch);
   /// Schema-level metadata recorded in the file's schema.
   Status AddSchemaMetadata(const std::string& key, const std::string& value);
+  /// Writes `bytes` as the file's next global buffer (after the pages
+  /// written so far) and returns its index, 1 for the first: index 0 is the
+  /// schema. Record the index in the schema metadata for readers to find it.
+  Result<uint32_t> AddGlobalBuffer(std::string_view bytes);
   /// Flushes every column, writes the metadata and footer and closes the
   /// output. Returns the number of rows written.
   Result<uint64_t> Finish();

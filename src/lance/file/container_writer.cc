@@ -135,6 +135,12 @@ Status ContainerWriter::FinishColumn(uint32_t column, const EncodedColumn& encod
   return Status::OK();
 }
 
+Result<uint32_t> ContainerWriter::AddGlobalBuffer(const void* data, uint64_t size) {
+  global_buffers_.emplace_back(position_, size);
+  LANCE_RETURN_NOT_OK(WritePadded(data, size));
+  return static_cast<uint32_t>(global_buffers_.size());
+}
+
 Status ContainerWriter::Finish(const pb::file::FileDescriptor& descriptor) {
   // Global buffer 0, the schema, is written unpadded, right after the data.
   const std::string schema_bytes = descriptor.SerializeAsString();
@@ -157,10 +163,14 @@ Status ContainerWriter::Finish(const pb::file::FileDescriptor& descriptor) {
   const uint64_t gbo_pos = position_;
   LANCE_RETURN_NOT_OK(WriteU64(schema_pos));
   LANCE_RETURN_NOT_OK(WriteU64(schema_bytes.size()));
+  for (const auto& [pos, size] : global_buffers_) {
+    LANCE_RETURN_NOT_OK(WriteU64(pos));
+    LANCE_RETURN_NOT_OK(WriteU64(size));
+  }
 
   const auto [major, minor] = FooterVersionPair(version_);
   uint8_t footer[40];
-  const uint32_t num_global_buffers = 1;
+  const uint32_t num_global_buffers = 1 + static_cast<uint32_t>(global_buffers_.size());
   const uint32_t num_columns = static_cast<uint32_t>(columns_.size());
   std::memcpy(footer, &column_meta_start, 8);
   std::memcpy(footer + 8, &cmo_pos, 8);

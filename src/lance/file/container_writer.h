@@ -42,6 +42,10 @@ class ContainerWriter {
   /// Writes the column-level buffers and the column encoding of `column`.
   /// An empty type URL records the default column encoding (plain values).
   Status FinishColumn(uint32_t column, const EncodedColumn& encoded);
+  /// Writes `size` bytes as the next global buffer, padded, at the current
+  /// position (as the reference's add_global_buffer); returns its index
+  /// (1, 2, ...: 0 is the schema, written at Finish).
+  Result<uint32_t> AddGlobalBuffer(const void* data, uint64_t size);
   /// Writes the schema, column metadata, offset tables and footer and closes
   /// the output.
   Status Finish(const pb::file::FileDescriptor& descriptor);
@@ -73,6 +77,7 @@ class ContainerWriter {
   // call: a file is otherwise tens of thousands of tiny system calls.
   std::vector<uint8_t> pending_;
   std::vector<pb::file2::ColumnMetadata> columns_;
+  std::vector<std::pair<uint64_t, uint64_t>> global_buffers_;  // after the schema's: position, size
 };
 
 }  // namespace lance::file

@@ -617,6 +617,16 @@ Status FileWriter::AddSchemaMetadata(const std::string& key, const std::string& 
   return Status::OK();
 }
 
+Result<uint32_t> FileWriter::AddGlobalBuffer(std::string_view bytes) {
+  LANCE_RETURN_NOT_OK(impl_->CheckUsable("AddGlobalBuffer"));
+  // Pages still being encoded go out first: the buffer follows them.
+  Status st = impl_->WriteFinished(true);
+  if (!st.ok()) return impl_->Fail(st);
+  auto index = impl_->container->AddGlobalBuffer(bytes.data(), bytes.size());
+  if (!index.ok()) return impl_->Fail(index.status());
+  return index;
+}
+
 Result<uint64_t> FileWriter::Finish() {
   LANCE_RETURN_NOT_OK(impl_->CheckUsable("Finish"));
   auto& impl = *impl_;
