@@ -26,7 +26,8 @@ struct UpdateMap {
 };
 
 struct DeleteResult {
-  /// The new version, or the version read when nothing matched (no commit).
+  /// The new version (a delete that matches nothing commits one too, as
+  /// pylance 14 does).
   uint64_t version = 0;
   uint64_t num_deleted_rows = 0;
   bool committed = false;

@@ -144,12 +144,12 @@ def test_every_writing_command_says_what_changed_and_the_version(tmp_path):
     expected -= lance.dataset(theirs).count_rows()
     assert change.what == f"deleted {expected} rows" and expected == 301
     assert (change.version, change.committed) == (lance.dataset(uri).version, True) == (3, True)
-    assert _ok("delete", uri, "id < 0").stdout == "deleted 0 rows; version 3 unchanged\n"
+    assert _ok("delete", uri, "id < 0").stdout == "deleted 0 rows; new version 4\n"  # as pylance 14, a new version
 
     change = parse_change(_ok("update", uri, "--set", "v = v + 1", "--where", "id < 7").stdout)
     expected = lance.dataset(theirs).update({"v": "v + 1"}, where="id < 7")["num_rows_updated"]
     assert change.what == f"updated {expected} rows" and expected == 6  # id 3 is deleted
-    assert (change.version, change.committed) == (lance.dataset(uri).version, True) == (4, True)
+    assert (change.version, change.committed) == (lance.dataset(uri).version, True) == (5, True)
 
     source = _ipc_file(tmp_path / "src.arrow", _table(3005, 10))  # 5 present, 5 new
     out = _ok("merge-insert", uri, "--on", "id", "--input", source,
@@ -157,30 +157,30 @@ def test_every_writing_command_says_what_changed_and_the_version(tmp_path):
     stats = (lance.dataset(theirs).merge_insert("id").when_matched_update_all()
              .when_not_matched_insert_all().execute(ipc.open_file(pa.memory_map(str(source))).read_all()))
     assert out == (f"inserted {stats['num_inserted_rows']} rows, updated {stats['num_updated_rows']} rows, "
-                   f"deleted {stats['num_deleted_rows']} rows; new version 5\n")
-    assert lance.dataset(uri).version == 5
+                   f"deleted {stats['num_deleted_rows']} rows; new version 6\n")
+    assert lance.dataset(uri).version == 6
 
     # One row: no plural.
     one = _ipc_file(tmp_path / "one.arrow", _table(0, 1))
     assert _ok("merge-insert", uri, "--on", "id", "--input", one, "--when-matched-update-all").stdout == \
-        "inserted 0 rows, updated 1 row, deleted 0 rows; new version 6\n"
+        "inserted 0 rows, updated 1 row, deleted 0 rows; new version 7\n"
 
-    assert _ok("restore", uri, "2").stdout == "restored version 2; new version 7\n"
-    assert lance.dataset(uri).version == 7 and lance.dataset(uri).count_rows() == 3010
-    assert _ok("tag", uri, "create", "keep", "3").stdout == "created tag keep on version 3; version 7 unchanged\n"
+    assert _ok("restore", uri, "2").stdout == "restored version 2; new version 8\n"
+    assert lance.dataset(uri).version == 8 and lance.dataset(uri).count_rows() == 3010
+    assert _ok("tag", uri, "create", "keep", "3").stdout == "created tag keep on version 3; version 8 unchanged\n"
     assert lance.dataset(uri).tags.list()["keep"]["version"] == 3
-    assert _ok("tag", uri, "delete", "keep").stdout == "deleted tag keep; version 7 unchanged\n"
+    assert _ok("tag", uri, "delete", "keep").stdout == "deleted tag keep; version 8 unchanged\n"
 
     overwrite = _ipc_file(tmp_path / "c.arrow", _table(0, 5))
     assert _ok("write", uri, "--input", overwrite, "--mode", "overwrite").stdout == \
-        "wrote 5 rows in 1 fragment; new version 8\n"
+        "wrote 5 rows in 1 fragment; new version 9\n"
 
     change = parse_change(_ok("cleanup", uri, "--older-than", "0").stdout)
-    assert (change.version, change.committed) == (8, False)
-    assert change.count("old version") == 7
-    assert re.fullmatch(r"removed 7 old versions, \d+ data files?, \d+ deletion files?, \d+ transaction files?, "
+    assert (change.version, change.committed) == (9, False)
+    assert change.count("old version") == 8
+    assert re.fullmatch(r"removed 8 old versions, \d+ data files?, \d+ deletion files?, \d+ transaction files?, "
                         r"0 index files \(\d+ bytes\)", change.what), change.what
-    assert [v["version"] for v in lance.dataset(uri).versions()] == [8]
+    assert [v["version"] for v in lance.dataset(uri).versions()] == [9]
 
 
 # --------------------------------------------------------------------------- #

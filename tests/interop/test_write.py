@@ -169,12 +169,17 @@ def test_cpp_delete_many_rows_writes_bitmap_and_merges(tmp_path):
     assert _ok("count", uri).stdout.strip() == "9989"
 
 
-def test_cpp_delete_nothing_matches_commits_nothing(tmp_path):
+def test_cpp_delete_nothing_matches_commits_an_empty_delete(tmp_path):
+    """As pylance 14: a new version whose Delete changes no fragment."""
     uri = tmp_path / "ds"
     lance.write_dataset(_table(0, 10), uri)
     out = _ok("delete", uri, "id > 1000")
-    assert out.stdout == "deleted 0 rows; version 1 unchanged\n"
-    assert lance.dataset(uri).version == 1
+    assert out.stdout == "deleted 0 rows; new version 2\n"
+    theirs = tmp_path / "theirs"
+    lance.write_dataset(_table(0, 10), theirs)
+    lance.dataset(theirs).delete("id > 1000")
+    assert lance.dataset(uri).version == lance.dataset(theirs).version == 2
+    assert lance.dataset(uri).count_rows() == 10
 
 
 def test_cpp_delete_everything(tmp_path):
@@ -383,7 +388,7 @@ def test_cpp_append_to_pylance_dataset(tmp_path, version):
 def test_racing_appends_from_two_processes(tmp_path):
     uri = tmp_path / "ds"
     lance.write_dataset(_table(0, 10), uri, data_storage_version="2.0")
-    probe = _run("delete", uri, "id < 0")
+    probe = _run("delete", uri, "id < 0")  # an empty Delete: version 2
     assert probe.returncode == 0
     srcs = [_write_ipc(tmp_path / f"r{i}.arrow", _table(100 * (i + 1), 5)) for i in range(4)]
     procs = [subprocess.Popen([str(lance_cpp_binary()), "write", str(uri), "--input", str(s), "--mode", "append"],
@@ -391,7 +396,7 @@ def test_racing_appends_from_two_processes(tmp_path):
     results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
     assert all(rc == 0 for _, _, rc in results), results
     ds = lance.dataset(uri)
-    assert ds.version == 5
+    assert ds.version == 6
     assert ds.count_rows() == 30
     assert len({f.fragment_id for f in ds.get_fragments()}) == 5
 

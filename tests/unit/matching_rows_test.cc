@@ -87,11 +87,11 @@ TEST_P(MatchingRowsTest, AgreesWithTheScannerFilter) {
        {"id % 100 = 3", "v = 2", "v IS NULL", "NOT (v = 2)", "id < 70000 OR id > 599990", "true", "false",
         "id BETWEEN 299990 AND 300010 AND v > 1", "id = -1"}) {
     SCOPED_TRACE(filter);
-    auto matched = scan::MatchingRows(**ds, filter);
+    auto matched = scan::MatchingRows(*ds, filter);
     ASSERT_TRUE(matched.ok()) << matched.status().ToString();
     EXPECT_EQ(*matched, Scanned(*ds, filter));
   }
-  auto matched = scan::MatchingRows(**ds, "id % 1000 = 3");
+  auto matched = scan::MatchingRows(*ds, "id % 1000 = 3");
   ASSERT_TRUE(matched.ok());
   for (const auto& rows : *matched) EXPECT_TRUE(rows.empty());
   }
@@ -106,7 +106,7 @@ TEST_P(MatchingRowsTest, GivesTheDeletedRowsItReadAndDeletesExtendThem) {
   auto ds = Dataset::Open(dir_.string());
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
   std::vector<std::vector<uint32_t>> deleted{{42}};  // replaced, not appended to
-  auto matched = scan::MatchingRows(**ds, "id % 1000 = 4", arrow::default_memory_pool(), nullptr, &deleted);
+  auto matched = scan::MatchingRows(*ds, "id % 1000 = 4", arrow::default_memory_pool(), nullptr, &deleted);
   ASSERT_TRUE(matched.ok()) << matched.status().ToString();
   const auto& fragments = (*ds)->manifest().fragments;
   ASSERT_EQ(deleted.size(), fragments.size());
@@ -134,11 +134,11 @@ TEST_P(MatchingRowsTest, BadFiltersAreErrors) {
   Write(1);
   auto ds = Dataset::Open(dir_.string());
   ASSERT_TRUE(ds.ok());
-  auto unknown = scan::MatchingRows(**ds, "nope = 1");
+  auto unknown = scan::MatchingRows(*ds, "nope = 1");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("nope"), std::string::npos) << unknown.status().ToString();
-  EXPECT_FALSE(scan::MatchingRows(**ds, "id +").ok());
-  EXPECT_FALSE(scan::MatchingRows(**ds, "id + 1").ok());  // not a predicate
+  EXPECT_FALSE(scan::MatchingRows(*ds, "id +").ok());
+  EXPECT_FALSE(scan::MatchingRows(*ds, "id + 1").ok());  // not a predicate
 }
 
 INSTANTIATE_TEST_SUITE_P(FileVersions, MatchingRowsTest, ::testing::Values("2.0", "2.1", "2.2"));

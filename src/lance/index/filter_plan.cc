@@ -1,6 +1,7 @@
 #include "lance/index/filter_plan.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <unordered_map>
 
@@ -42,7 +43,8 @@ bool IsSystemIndex(const IndexMetadata& m) { return m.name.rfind("__lance", 0) =
 
 // Scalar functions of a value alone, which the index can evaluate on its
 // keys as the scan would on the column: comparisons with literals, IN,
-// IS NULL, list membership with a constant needle, and their boolean
+// IS NULL, list membership with a constant needle, text search with a
+// constant needle (contains, starts_with, LIKE), and their boolean
 // combinations (pylance's scalar-index queries). Each index says which of
 // them it answers (ScalarIndex::CanSearch).
 bool IsIndexableFunction(const std::string& name) {
@@ -50,6 +52,7 @@ bool IsIndexableFunction(const std::string& name) {
       "equal",    "not_equal", "less",   "less_equal", "greater",    "greater_equal",
       "is_in",    "is_null",   "is_valid", "invert",   "and_kleene", "or_kleene",
       "and",      "or",        "cast",     scan::filter::kTotalOrderKeyFunction,
+      "match_substring", "starts_with", "match_like",
       scan::filter::kArrayHasFunction, scan::filter::kArrayHasAnyFunction, scan::filter::kArrayHasAllFunction};
   return kNames.count(name) > 0;
 }
@@ -85,17 +88,22 @@ class Planner {
       if (index == nullptr) return nullptr;
       auto leaf = std::make_unique<QueryNode>();
       leaf->predicate = negate ? cp::call("invert", {expr}) : expr;
-      for (const auto& seg : index->segments) {
-        if (!seg->CanSearch(leaf->predicate, column)) return nullptr;
-        if (!seg->IsExact(leaf->predicate)) *exact = false;  // candidates, rechecked
+      // An index that does not answer the whole may answer the parts of an
+      // AND or OR below (a bitmap answers the equality beside a contains).
+      const bool answers = std::all_of(index->segments.begin(), index->segments.end(),
+                                       [&](const auto& seg) { return seg->CanSearch(leaf->predicate, column); });
+      if (answers) {
+        for (const auto& seg : index->segments) {
+          if (!seg->IsExact(leaf->predicate)) *exact = false;  // candidates, rechecked
+        }
+        if (!index->nulls_indexed) {
+          LANCE_ASSIGN_OR_RAISE(auto null, arrow::MakeArrayOfNull(index->segments[0]->value_type(), 1));
+          LANCE_ASSIGN_OR_RAISE(auto on_null, EvaluateOn(leaf->predicate, column, null));
+          if (on_null[0]) return nullptr;
+        }
+        leaf->index = std::move(index);
+        return leaf;
       }
-      if (!index->nulls_indexed) {
-        LANCE_ASSIGN_OR_RAISE(auto null, arrow::MakeArrayOfNull(index->segments[0]->value_type(), 1));
-        LANCE_ASSIGN_OR_RAISE(auto on_null, EvaluateOn(leaf->predicate, column, null));
-        if (on_null[0]) return nullptr;
-      }
-      leaf->index = std::move(index);
-      return leaf;
     }
     const auto* call = expr.call();
     if (call == nullptr) return nullptr;
@@ -199,13 +207,14 @@ std::string DescribeNode(const QueryNode& node) {
 // belongs to a deleted row or to an uncovered fragment, whose scan finds it.
 class AddressOf {
  public:
-  AddressOf(const Dataset& dataset, const std::map<uint64_t, const Fragment*>& covered)
-      : dataset_(dataset), covered_(covered) {}
+  AddressOf(const Dataset& dataset, const std::map<uint64_t, const Fragment*>& covered,
+            std::function<Result<std::vector<uint32_t>>(const Fragment&)> deleted_of)
+      : dataset_(dataset), covered_(covered), deleted_of_(std::move(deleted_of)) {}
   Result<RowIds> Map(const RowIds& ids) {
     if (!built_) {
       for (const auto& [id, fragment] : covered_) {
         LANCE_ASSIGN_OR_RAISE(auto row_ids, dataset_.RowIds(*fragment));
-        LANCE_ASSIGN_OR_RAISE(auto deleted, dataset_.DeletedRows(*fragment));
+        LANCE_ASSIGN_OR_RAISE(auto deleted, deleted_of_(*fragment));
         size_t d = 0;
         for (uint64_t off = 0; off < row_ids.size(); ++off) {
           if (d < deleted.size() && deleted[d] == off) {
@@ -229,6 +238,7 @@ class AddressOf {
  private:
   const Dataset& dataset_;
   const std::map<uint64_t, const Fragment*>& covered_;
+  std::function<Result<std::vector<uint32_t>>(const Fragment&)> deleted_of_;
   bool built_ = false;
   std::unordered_map<uint64_t, uint64_t> address_;
 };
@@ -296,15 +306,22 @@ Result<std::optional<IndexedFilter>> IndexedFilter::Plan(std::shared_ptr<const D
 
 std::string IndexedFilter::Describe() const { return DescribeNode(*root_); }
 
-Result<IndexedRows> IndexedFilter::Execute() const {
+Result<IndexedRows> IndexedFilter::Execute(const KnownDeleted* known_deleted) const {
   IndexedRows out;
   if (covered_.empty()) return out;
+  auto deleted_of = [&](const Fragment& fragment) -> Result<std::vector<uint32_t>> {
+    if (known_deleted) {
+      auto it = known_deleted->find(fragment.id);
+      if (it != known_deleted->end()) return *it->second;
+    }
+    return dataset_->DeletedRows(fragment);
+  };
   const bool stable = dataset_->manifest().UsesStableRowIds();
-  AddressOf address_of(*dataset_, covered_);
+  AddressOf address_of(*dataset_, covered_, deleted_of);
   LANCE_ASSIGN_OR_RAISE(RowIds ids, Evaluate(*root_, stable, address_of));
   for (const auto& [id, fragment] : covered_) {
     auto& rows = out.candidates[id];
-    LANCE_ASSIGN_OR_RAISE(auto deleted, dataset_->DeletedRows(*fragment));
+    LANCE_ASSIGN_OR_RAISE(auto deleted, deleted_of(*fragment));
     LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset_->PhysicalRows(*fragment));
     auto live = [&](uint64_t offset) {
       return offset < physical && !std::binary_search(deleted.begin(), deleted.end(), static_cast<uint32_t>(offset));

@@ -50,8 +50,13 @@ class IndexedFilter {
   std::string Describe() const;
   const std::vector<uint64_t>& covered_fragments() const { return covered_list_; }
 
-  /// Runs the query.
-  Result<IndexedRows> Execute() const;
+  /// Deleted offsets of fragments (by id) a caller has read already; the
+  /// others are read.
+  using KnownDeleted = std::map<uint64_t, const std::vector<uint32_t>*>;
+
+  /// Runs the query. `known_deleted`, when given, spares reading those
+  /// fragments' deletion files again.
+  Result<IndexedRows> Execute(const KnownDeleted* known_deleted = nullptr) const;
 
  private:
   IndexedFilter();

@@ -27,7 +27,7 @@ Result<DeleteResult> DeleteOnce(const std::shared_ptr<const Dataset>& dataset, c
   // The deleted rows the scan read are those the new deletion files extend:
   // read once.
   std::vector<std::vector<uint32_t>> deleted;
-  LANCE_ASSIGN_OR_RAISE(auto matches, scan::MatchingRows(*dataset, predicate, arrow::default_memory_pool(),
+  LANCE_ASSIGN_OR_RAISE(auto matches, scan::MatchingRows(dataset, predicate, arrow::default_memory_pool(),
                                                          &scanning, &deleted));
   scanning.Finish();
 
@@ -40,10 +40,10 @@ Result<DeleteResult> DeleteOnce(const std::shared_ptr<const Dataset>& dataset, c
     offsets[fragments[i].id] = std::move(matches[i]);
     if (i < deleted.size()) known_deleted[fragments[i].id] = std::move(deleted[i]);
   }
-  if (offsets.empty()) return result;  // nothing matched: no new version
+  // Even when nothing matched pylance 14 commits a Delete that changes no
+  // fragment, so a new version; so does this.
   LANCE_ASSIGN_OR_RAISE(auto deletions, ops::MarkDeleted(store, *dataset, offsets, &known_deleted));
   result.num_deleted_rows = deletions.num_deleted_rows;
-  if (result.num_deleted_rows == 0) return result;
 
   txn::Delete op;
   op.predicate = predicate;

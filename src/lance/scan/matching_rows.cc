@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
@@ -9,6 +10,7 @@
 #include <arrow/util/thread_pool.h>
 
 #include "lance/file/version.h"
+#include "lance/index/filter_plan.h"
 #include "lance/scan/filter_functions.h"
 #include "lance/scan/filter_parser.h"
 #include "lance/scan/fragment_reader.h"
@@ -32,31 +34,51 @@ struct Part {
   uint64_t lo = 0, hi = 0;
 };
 
-// Appends the offsets first_row + i where `mask` is true (null is false) and
-// the row is not in `deleted` (ascending; *next_deleted is the first entry
-// not below first_row, advanced past the window).
-void AppendSelected(const arrow::Datum& mask, uint64_t first_row, int64_t rows,
-                    const std::vector<uint32_t>& deleted, size_t* next_deleted, std::vector<uint32_t>* out) {
-  auto emit = [&](int64_t pos, int64_t len) {
-    for (int64_t i = pos; i < pos + len; ++i) {
-      const uint64_t row = first_row + static_cast<uint64_t>(i);
-      while (*next_deleted < deleted.size() && deleted[*next_deleted] < row) ++*next_deleted;
-      if (*next_deleted < deleted.size() && deleted[*next_deleted] == row) continue;
-      out->push_back(static_cast<uint32_t>(row));
-    }
-  };
+// Calls fn(pos, len) for each run of rows where `mask` is true (null is
+// false).
+template <typename Fn>
+void ForEachSelectedRun(const arrow::Datum& mask, int64_t rows, Fn&& fn) {
   if (mask.is_scalar()) {
     const auto& s = static_cast<const arrow::BooleanScalar&>(*mask.scalar());
-    if (s.is_valid && s.value) emit(0, rows);
+    if (s.is_valid && s.value) fn(0, rows);
     return;
   }
   const arrow::ArrayData& data = *mask.array();
   const uint8_t* validity = data.null_count == 0 ? nullptr : data.buffers[0] ? data.buffers[0]->data() : nullptr;
   (void)arrow::internal::VisitTwoSetBitRuns(data.buffers[1]->data(), data.offset, validity, data.offset, data.length,
                                             [&](int64_t pos, int64_t len) {
-                                              emit(pos, len);
+                                              fn(pos, len);
                                               return arrow::Status::OK();
                                             });
+}
+
+// Appends the offsets first_row + i where `mask` is true and the row is not
+// in `deleted` (ascending; *next_deleted is the first entry not below
+// first_row, advanced past the window).
+void AppendSelected(const arrow::Datum& mask, uint64_t first_row, int64_t rows,
+                    const std::vector<uint32_t>& deleted, size_t* next_deleted, std::vector<uint32_t>* out) {
+  ForEachSelectedRun(mask, rows, [&](int64_t pos, int64_t len) {
+    for (int64_t i = pos; i < pos + len; ++i) {
+      const uint64_t row = first_row + static_cast<uint64_t>(i);
+      while (*next_deleted < deleted.size() && deleted[*next_deleted] < row) ++*next_deleted;
+      if (*next_deleted < deleted.size() && deleted[*next_deleted] == row) continue;
+      out->push_back(static_cast<uint32_t>(row));
+    }
+  });
+}
+
+Result<arrow::Datum> EvaluateMask(const cp::Expression& expr, std::optional<cp::Expression>* bound,
+                                  const std::shared_ptr<arrow::RecordBatch>& batch, const Dataset& dataset,
+                                  const std::string& filter) {
+  if (!*bound) {
+    LANCE_ASSIGN_OR_RAISE(*bound, expr.Bind(*batch->schema()));
+  }
+  LANCE_ASSIGN_OR_RAISE(auto input, cp::MakeExecBatch(*batch->schema(), batch));
+  LANCE_ASSIGN_OR_RAISE(auto mask, cp::ExecuteScalarExpression(**bound, input));
+  if (mask.type() == nullptr || mask.type()->id() != arrow::Type::BOOL) {
+    return Status::Invalid("filter '", filter, "' on ", dataset.uri(), " did not give booleans");
+  }
+  return mask;
 }
 
 std::atomic<bool> filter_setup_done{false};
@@ -75,9 +97,12 @@ FilterSetupInBackground::~FilterSetupInBackground() {
   if (thread_.joinable()) thread_.join();
 }
 
-Result<std::vector<std::vector<uint32_t>>> MatchingRows(const Dataset& dataset, const std::string& filter,
-                                                        arrow::MemoryPool* pool, util::ProgressStage* progress,
-                                                        std::vector<std::vector<uint32_t>>* deleted_rows) {
+Result<std::vector<std::vector<uint32_t>>> MatchingRows(std::shared_ptr<const Dataset> dataset_ptr,
+                                                        const std::string& filter, arrow::MemoryPool* pool,
+                                                        util::ProgressStage* progress,
+                                                        std::vector<std::vector<uint32_t>>* deleted_rows,
+                                                        bool use_scalar_index) {
+  const Dataset& dataset = *dataset_ptr;
   const Manifest& manifest = dataset.manifest();
   const auto& fragments = manifest.fragments;
   std::vector<std::vector<uint32_t>> out(fragments.size());
@@ -96,6 +121,16 @@ Result<std::vector<std::vector<uint32_t>>> MatchingRows(const Dataset& dataset, 
     fields.push_back(&*f);
   }
 
+  // The fragments indices cover: their candidate rows come from the index
+  // query (deleted rows already out), the rest are scanned.
+  std::optional<index::IndexedFilter> indexed;
+  if (use_scalar_index) {
+    std::vector<const Fragment*> all;
+    for (const auto& f : fragments) all.push_back(&f);
+    LANCE_ASSIGN_OR_RAISE(indexed, index::IndexedFilter::Plan(dataset_ptr, expr, all));
+  }
+  auto covered = [&](size_t i) { return indexed && indexed->Covers(fragments[i].id); };
+
   // Row counts and deleted rows of every fragment, then the parts: enough
   // for every core when there are fewer fragments than cores.
   std::vector<uint64_t> rows(fragments.size());
@@ -105,10 +140,18 @@ Result<std::vector<std::vector<uint32_t>>> MatchingRows(const Dataset& dataset, 
     LANCE_ASSIGN_OR_RAISE(deleted[i], dataset.DeletedRows(fragments[i]));
     return Status::OK();
   }));
+  // The index query, given the deleted rows just read.
+  index::IndexedRows indexed_rows;
+  if (indexed) {
+    index::IndexedFilter::KnownDeleted known;
+    for (size_t i = 0; i < fragments.size(); ++i) known.emplace(fragments[i].id, &deleted[i]);
+    LANCE_ASSIGN_OR_RAISE(indexed_rows, indexed->Execute(&known));
+  }
   const size_t cores = static_cast<size_t>(std::max(1, arrow::internal::GetCpuThreadPool()->GetCapacity()));
   const size_t parts_per_fragment = (cores + fragments.size() - 1) / fragments.size();
   std::vector<Part> parts;
   for (size_t i = 0; i < fragments.size(); ++i) {
+    if (covered(i)) continue;
     // Legacy files are decoded whole by each reader: never split them.
     bool splittable = !fragments[i].files.empty();
     for (const auto& f : fragments[i].files) {
@@ -136,19 +179,43 @@ Result<std::vector<std::vector<uint32_t>>> MatchingRows(const Dataset& dataset, 
     for (uint64_t lo = part.lo; lo < part.hi; lo += kWindowRows) {
       const uint64_t count = std::min(kWindowRows, part.hi - lo);
       LANCE_ASSIGN_OR_RAISE(auto batch, reader->ReadRange(lo, count));
-      if (!bound) {
-        LANCE_ASSIGN_OR_RAISE(bound, expr.Bind(*batch->schema()));
-      }
-      LANCE_ASSIGN_OR_RAISE(auto input, cp::MakeExecBatch(*batch->schema(), batch));
-      LANCE_ASSIGN_OR_RAISE(auto mask, cp::ExecuteScalarExpression(*bound, input));
-      if (mask.type() == nullptr || mask.type()->id() != arrow::Type::BOOL) {
-        return Status::Invalid("filter '", filter, "' on ", dataset.uri(), " did not give booleans");
-      }
+      LANCE_ASSIGN_OR_RAISE(auto mask, EvaluateMask(expr, &bound, batch, dataset, filter));
       AppendSelected(mask, lo, batch->num_rows(), dels, &next_deleted, &selected[p]);
       if (progress) progress->Add(count);
     }
     return Status::OK();
   }));
+
+  // Covered fragments: the candidates, rechecked against the whole filter
+  // (reading only them) when some part of it no index answered.
+  std::vector<size_t> covered_fragments;
+  for (size_t i = 0; i < fragments.size(); ++i) {
+    if (covered(i)) covered_fragments.push_back(i);
+  }
+  LANCE_RETURN_NOT_OK(util::ParallelFor(covered_fragments.size(), [&](size_t c) -> Status {
+    const size_t i = covered_fragments[c];
+    const auto& candidates = indexed_rows.candidates.at(fragments[i].id);
+    auto& dst = out[i];
+    if (!indexed->needs_refine()) {
+      dst.assign(candidates.begin(), candidates.end());
+    } else if (!candidates.empty()) {
+      LANCE_ASSIGN_OR_RAISE(auto reader, FragmentReader::Open(dataset, fragments[i], fields, pool));
+      std::optional<cp::Expression> bound;
+      for (size_t lo = 0; lo < candidates.size(); lo += kWindowRows) {
+        const size_t hi = std::min<size_t>(candidates.size(), lo + kWindowRows);
+        const std::vector<uint64_t> window(candidates.begin() + static_cast<std::ptrdiff_t>(lo),
+                                           candidates.begin() + static_cast<std::ptrdiff_t>(hi));
+        LANCE_ASSIGN_OR_RAISE(auto batch, reader->Take(window));
+        LANCE_ASSIGN_OR_RAISE(auto mask, EvaluateMask(expr, &bound, batch, dataset, filter));
+        ForEachSelectedRun(mask, batch->num_rows(), [&](int64_t pos, int64_t len) {
+          for (int64_t k = pos; k < pos + len; ++k) dst.push_back(static_cast<uint32_t>(window[k]));
+        });
+      }
+    }
+    if (progress) progress->Add(rows[i]);
+    return Status::OK();
+  }));
+
   if (deleted_rows) *deleted_rows = std::move(deleted);
   // Parts are in fragment and row order: concatenate.
   for (size_t p = 0; p < parts.size(); ++p) {

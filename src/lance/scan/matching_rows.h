@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,10 +24,15 @@ namespace lance::scan {
 /// physical row once, deleted ones included). `deleted_rows`, when given,
 /// gets each fragment's deleted offsets as read for the evaluation (same
 /// order), so a caller marking more rows need not read them again.
-Result<std::vector<std::vector<uint32_t>>> MatchingRows(const Dataset& dataset, const std::string& filter,
+/// Fragments scalar indices cover are answered through them, as the
+/// reference's delete plans its scan (candidates rechecked when the filter
+/// has parts no index answers); `use_scalar_index` false scans them all.
+Result<std::vector<std::vector<uint32_t>>> MatchingRows(std::shared_ptr<const Dataset> dataset,
+                                                        const std::string& filter,
                                                         arrow::MemoryPool* pool = arrow::default_memory_pool(),
                                                         util::ProgressStage* progress = nullptr,
-                                                        std::vector<std::vector<uint32_t>>* deleted_rows = nullptr);
+                                                        std::vector<std::vector<uint32_t>>* deleted_rows = nullptr,
+                                                        bool use_scalar_index = true);
 
 /// Builds what filters need once per process (Arrow's compute registry,
 /// milliseconds) on a background thread, so a caller can overlap it with
