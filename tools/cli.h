@@ -78,7 +78,7 @@ int RunCompact(const std::vector<std::string>& argv);
 int RunConfig(const std::vector<std::string>& argv);
 /// `add-columns`, `drop-columns`, `alter-column` (tools/schema_commands.cc).
 int RunSchemaCommand(const std::string& cmd, const std::vector<std::string>& argv);
-/// `create-index`, `drop-index`, `indices` (tools/index_commands.cc).
+/// `create-index`, `drop-index`, `indices`, `optimize-indices` (tools/index_commands.cc).
 int RunIndexCommand(const std::string& cmd, const std::vector<std::string>& argv);
 
 /// "1 row", "2 rows" (`plural` defaults to `singular` + "s").

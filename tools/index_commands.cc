@@ -1,5 +1,6 @@
-// `lance-cpp create-index`, `drop-index`, `indices`: scalar index
-// management through lance/index_ops.h.
+// `lance-cpp create-index`, `drop-index`, `indices`, `optimize-indices`:
+// scalar index management through lance/index_ops.h.
+#include <algorithm>
 #include <cctype>
 #include <iostream>
 
@@ -21,9 +22,10 @@ const std::vector<std::string> kVectorFlags = {"--num-partitions", "--num-sub-ve
 
 int RunCreateIndex(const std::vector<std::string>& argv) {
   constexpr const char* kUsage =
-      "lance-cpp create-index URI COLUMN --type BTREE|BITMAP [--name N] [--replace]";
+      "lance-cpp create-index URI COLUMN --type BTREE|BITMAP|LABEL_LIST|ZONEMAP|NGRAM [--name N] [--replace] "
+      "[--rows-per-zone N]";
   Args args;
-  std::vector<std::string> value_flags = {"--type", "--name"};
+  std::vector<std::string> value_flags = {"--type", "--name", "--rows-per-zone"};
   value_flags.insert(value_flags.end(), kVectorFlags.begin(), kVectorFlags.end());
   if (auto err = ParseArgs(argv, value_flags, {"--replace", "--with-position"}, &args)) {
     return ReportUsage(err->message, kUsage);
@@ -32,9 +34,10 @@ int RunCreateIndex(const std::vector<std::string>& argv) {
   if (!args.Has("--type")) return ReportUsage("create-index needs --type", kUsage);
   std::string type = args.Get("--type");
   for (auto& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (type == "BTREE" || type == "BITMAP") {
+  if (type == "BTREE" || type == "BITMAP" || type == "LABEL_LIST" || type == "ZONEMAP" || type == "NGRAM") {
     std::vector<std::string> flags = kVectorFlags;
     flags.push_back("--with-position");
+    if (type != "ZONEMAP") flags.push_back("--rows-per-zone");
     for (const auto& f : flags) {
       if (args.Has(f)) return ReportUsage(f + " does not apply to a " + type + " index", kUsage);
     }
@@ -43,6 +46,13 @@ int RunCreateIndex(const std::vector<std::string>& argv) {
   if (!ds.ok()) return ReportError(ds.status());
   CreateIndexBuilder builder(*ds, args.positional[1], args.Get("--type"));
   if (args.Has("--name")) builder.Name(args.Get("--name"));
+  if (args.Has("--rows-per-zone")) {
+    const std::string& v = args.Get("--rows-per-zone");
+    if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos || std::stoull(v) == 0) {
+      return ReportUsage("--rows-per-zone takes a positive integer (got '" + v + "')", kUsage);
+    }
+    builder.RowsPerZone(std::stoull(v));
+  }
   builder.Replace(args.Has("--replace"));
   auto v = builder.Commit();
   if (!v.ok()) return ReportError(v.status());
@@ -100,11 +110,45 @@ int RunIndices(const std::vector<std::string>& argv) {
   return kExitOk;
 }
 
+int RunOptimizeIndices(const std::vector<std::string>& argv) {
+  constexpr const char* kUsage = "lance-cpp optimize-indices URI [--index NAME[,NAME...]]...";
+  Args args;
+  if (auto err = ParseArgs(argv, {"--index"}, {}, &args)) return ReportUsage(err->message, kUsage);
+  if (args.positional.size() != 1) return ReportUsage("optimize-indices takes a URI", kUsage);
+  OptimizeIndicesOptions options;
+  // --index may repeat; each takes one name or a comma-separated list.
+  for (size_t i = 0; i + 1 < argv.size(); ++i) {
+    if (argv[i] != "--index") continue;
+    std::string list = argv[i + 1];
+    for (size_t start = 0; start <= list.size();) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      if (comma == start) return ReportUsage("--index takes index names (got '" + list + "')", kUsage);
+      options.index_names.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  auto ds = OpenDataset(args.positional[0]);
+  if (!ds.ok()) return ReportError(ds.status());
+  OptimizeIndicesBuilder builder(*ds);
+  builder.Options(options);
+  auto v = builder.Commit();
+  if (!v.ok()) return ReportError(v.status());
+  if (builder.added().empty()) {
+    std::cout << "indices up to date (version " << (*v)->version() << ")\n";
+    return kExitOk;
+  }
+  std::string names;
+  for (const auto& i : builder.added()) names += (names.empty() ? "" : ", ") + i.name;
+  PrintChange("optimized indices " + names, (*v)->version(), true);
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunIndexCommand(const std::string& cmd, const std::vector<std::string>& argv) {
   if (cmd == "create-index") return RunCreateIndex(argv);
   if (cmd == "drop-index") return RunDropIndex(argv);
+  if (cmd == "optimize-indices") return RunOptimizeIndices(argv);
   return RunIndices(argv);
 }
 

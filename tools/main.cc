@@ -50,7 +50,9 @@ constexpr const char* kUsage =
     "  add-columns URI NAME=SQL [NAME=SQL ...] | add-columns URI --null NAME:TYPE [--null ...]\n"
     "  drop-columns URI COL[,COL...]        remove columns from the schema (nested as a.b)\n"
     "  alter-column URI COL [--rename NEW] [--nullable|--not-nullable] [--cast TYPE]   rename, nullability, type\n"
-    "  create-index URI COLUMN --type BTREE|BITMAP [--name N] [--replace]   a scalar index (default name COLUMN_idx)\n"
+    "  create-index URI COLUMN --type BTREE|BITMAP|LABEL_LIST|ZONEMAP|NGRAM [--name N] [--replace] [--rows-per-zone N]\n"
+    "                                 a scalar index (default name COLUMN_idx)\n"
+    "  optimize-indices URI [--index NAME...]   bring new fragments into the indices\n"
     "  drop-index URI NAME | indices URI [--json]   remove an index / list them with their coverage\n"
     "--branch NAME (any command): read or write branch NAME instead of main.\n"
     "Writing commands print one line: what changed, then '; new version N' or '; version N unchanged'.\n"
@@ -119,7 +121,7 @@ int main(int argc, char** argv) {
   if (cmd == "add-columns" || cmd == "drop-columns" || cmd == "alter-column") {
     return lance::cli::RunSchemaCommand(cmd, args);
   }
-  if (cmd == "create-index" || cmd == "drop-index" || cmd == "indices") {
+  if (cmd == "create-index" || cmd == "drop-index" || cmd == "indices" || cmd == "optimize-indices") {
     return lance::cli::RunIndexCommand(cmd, args);
   }
   return lance::cli::ReportUsage("unknown command '" + cmd + "'", kUsage);

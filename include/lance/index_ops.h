@@ -23,15 +23,20 @@
 namespace lance {
 
 /// Builds one scalar index over a column (a top-level name or a nested
-/// path "a.b") and commits it. Types: "BTREE" and "BITMAP" (case-
-/// insensitive). The other types pylance builds are refused as not
-/// implemented; names pylance does not know are invalid.
+/// path "a.b") and commits it. Types: "BTREE", "BITMAP", "LABEL_LIST" (a
+/// list column), "ZONEMAP" and "NGRAM" (case-insensitive). The other types
+/// pylance builds are refused as not implemented; names pylance does not
+/// know are invalid.
 ///
 /// Memory: a BTREE build sorts at most 4Mi rows (values and row ids) in
 /// memory, spilling sorted runs to local temporary files and merging them
 /// beyond that (LANCE_CPP_INDEX_SORT_RUN_ROWS changes the number); a BITMAP
-/// build holds every row id of the column while it builds the bitmaps, as
-/// pylance's does.
+/// or LABEL_LIST build holds every row id of the column (of each element)
+/// while it builds the bitmaps, as pylance's does; a ZONEMAP build holds one
+/// zone's values at a time. An NGRAM build holds the posting
+/// bitmaps of at most as many rows (the same variable), spilling and merging
+/// beyond that; it refuses (NotImplemented) text with characters past
+/// U+017F, which pylance ASCII-folds by a table lance-cpp does not carry.
 class CreateIndexBuilder {
  public:
   CreateIndexBuilder(std::shared_ptr<const Dataset> dataset, std::string column, std::string index_type)
@@ -47,6 +52,12 @@ class CreateIndexBuilder {
     replace_ = replace;
     return *this;
   }
+  /// ZONEMAP: rows per zone (pylance's `rows_per_zone`, default 8192).
+  /// Refused for the other types.
+  CreateIndexBuilder& RowsPerZone(uint64_t rows) {
+    rows_per_zone_ = rows;
+    return *this;
+  }
   Result<std::shared_ptr<Dataset>> Commit();
   /// After a successful Commit: the index it added.
   const IndexMetadata& result() const { return result_; }
@@ -57,6 +68,7 @@ class CreateIndexBuilder {
   std::string index_type_;
   std::optional<std::string> name_;
   bool replace_ = false;
+  std::optional<uint64_t> rows_per_zone_;
   IndexMetadata result_;
 };
 
@@ -72,6 +84,47 @@ class DropIndexBuilder {
  private:
   std::shared_ptr<const Dataset> dataset_;
   std::string name_;
+};
+
+/// Brings the rows of fragments an index does not cover into it, as
+/// pylance 14's `optimize.optimize_indices()`: for each index (name) with
+/// unindexed fragments, its last `num_indices_to_merge` segments and the
+/// new rows become one new segment (a new uuid) replacing them; with stable
+/// row ids, older segments covering fragments with deletions are merged
+/// too. BTREE and BITMAP segments are merged from their files; LABEL_LIST
+/// and ZONEMAP ones too when one segment is merged, and are rebuilt over
+/// their fragments when several are. Rows of fragments no longer in the
+/// dataset are dropped (BTREE, BITMAP, LABEL_LIST; with stable row ids the
+/// bitmaps drop deleted rows too); zone maps keep their zones. One
+/// CreateIndex transaction for every index changed; none when nothing is to
+/// do. Other index types with unindexed fragments are refused.
+struct OptimizeIndicesOptions {
+  /// Only the indices of these names (pylance's `index_names`); empty =
+  /// every user index. A name the dataset has no index of is an error.
+  std::vector<std::string> index_names;
+  /// pylance's `num_indices_to_merge` (default 1). 0 (pylance: the new
+  /// rows become a delta segment of their own) is refused as not
+  /// implemented: lance-cpp merges, and reads the deltas pylance makes.
+  uint32_t num_indices_to_merge = 1;
+};
+
+class OptimizeIndicesBuilder {
+ public:
+  explicit OptimizeIndicesBuilder(std::shared_ptr<const Dataset> dataset) : dataset_(std::move(dataset)) {}
+  OptimizeIndicesBuilder& Options(OptimizeIndicesOptions options) {
+    options_ = std::move(options);
+    return *this;
+  }
+  /// The dataset after the commit (the one given when nothing changed).
+  Result<std::shared_ptr<const Dataset>> Commit();
+  /// After Commit: the segments added and removed (empty when none).
+  const std::vector<IndexMetadata>& added() const { return added_; }
+  const std::vector<IndexMetadata>& removed() const { return removed_; }
+
+ private:
+  std::shared_ptr<const Dataset> dataset_;
+  OptimizeIndicesOptions options_;
+  std::vector<IndexMetadata> added_, removed_;
 };
 
 /// One index (all segments of one name) as pylance's describe_indices and

@@ -1,8 +1,11 @@
 #include "lance/index/index_writer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <optional>
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
@@ -10,6 +13,8 @@
 
 #include "lance/file_reader.h"
 #include "lance/file_writer.h"
+#include "lance/index/ngram.h"
+#include "lance/index/scalar_index.h"
 #include "lance/schema.h"
 
 namespace lance::index {
@@ -48,7 +53,8 @@ Result<IndexFile> WriteFile(const io::ObjectStore& store, const std::string& dir
                             const std::shared_ptr<arrow::Schema>& schema,
                             const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
                             const std::vector<std::pair<std::string, std::string>>& metadata,
-                            const std::string& file_version) {
+                            const std::string& file_version,
+                            const std::vector<std::pair<std::string, std::string>>& global_buffers = {}) {
   const std::string path = dir + "/" + name;
   LANCE_ASSIGN_OR_RAISE(auto lance_schema, Schema::FromArrow(*schema));
   LANCE_ASSIGN_OR_RAISE(auto out, store.OpenOutputStream(path));
@@ -57,10 +63,45 @@ Result<IndexFile> WriteFile(const io::ObjectStore& store, const std::string& dir
   LANCE_ASSIGN_OR_RAISE(auto writer, FileWriter::Open(std::move(out), store.FullPath(path), lance_schema, options));
   for (const auto& [k, v] : metadata) LANCE_RETURN_NOT_OK(writer->AddSchemaMetadata(k, v));
   for (const auto& batch : batches) LANCE_RETURN_NOT_OK(writer->Write(*batch));
+  // Each extra buffer after the batches, its index under its metadata key.
+  for (const auto& [key, bytes] : global_buffers) {
+    LANCE_ASSIGN_OR_RAISE(uint32_t index, writer->AddGlobalBuffer(bytes));
+    LANCE_RETURN_NOT_OK(writer->AddSchemaMetadata(key, std::to_string(index)));
+  }
   LANCE_RETURN_NOT_OK(writer->Finish().status());
   LANCE_ASSIGN_OR_RAISE(int64_t size, store.Size(path));
   return IndexFile{name, static_cast<uint64_t>(size)};
 }
+
+// A local temporary directory for the runs an index build spills, made on
+// first use and removed with its files when the build ends.
+class SpillDir {
+ public:
+  explicit SpillDir(std::string name) : name_(std::move(name)) {}
+  SpillDir(const SpillDir&) = delete;
+  SpillDir& operator=(const SpillDir&) = delete;
+  ~SpillDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  // The path of `file` in it.
+  Result<std::string> File(const std::string& file) {
+    if (path_.empty()) {
+      std::error_code ec;
+      const auto base = std::filesystem::temp_directory_path(ec);
+      if (ec) return Status::IOError("no temporary directory for the index build's spill files: ", ec.message());
+      const auto dir = base / name_;
+      std::filesystem::create_directories(dir, ec);
+      if (ec) return Status::IOError("cannot create ", dir.string(), ": ", ec.message());
+      path_ = dir;
+    }
+    return (path_ / file).string();
+  }
+
+ private:
+  std::string name_;
+  std::filesystem::path path_;
+};
 
 Status CheckInput(const IndexInput& in) {
   if (!in.values || !in.ids || in.values->length() != in.ids->length()) {
@@ -297,19 +338,10 @@ Result<std::vector<IndexFile>> WriteBTreeIndexSpilling(const io::ObjectStore& st
                                                        arrow::RecordBatchReader& rows,
                                                        const std::shared_ptr<arrow::DataType>& type,
                                                        const std::string& file_version, int64_t run_rows) {
-  namespace stdfs = std::filesystem;
   std::vector<std::shared_ptr<arrow::Array>> values, ids;
   int64_t buffered = 0;
   std::vector<Run> runs;
-  std::error_code ec;
-  const stdfs::path tmp = stdfs::temp_directory_path() / ("lance-cpp-index-sort-" + stdfs::path(dir).filename().string());
-  struct Cleanup {
-    stdfs::path p;
-    ~Cleanup() {
-      std::error_code e;
-      stdfs::remove_all(p, e);
-    }
-  } cleanup{tmp};
+  SpillDir tmp("lance-cpp-index-sort-" + std::filesystem::path(dir).filename().string());
   auto gather = [&]() -> Result<IndexInput> {
     IndexInput in;
     if (values.empty()) {
@@ -329,11 +361,7 @@ Result<std::vector<IndexFile>> WriteBTreeIndexSpilling(const io::ObjectStore& st
   auto spill = [&]() -> Status {
     LANCE_ASSIGN_OR_RAISE(auto in, gather());
     LANCE_ASSIGN_OR_RAISE(auto sorted, SortInput(in));
-    if (runs.empty()) {
-      stdfs::create_directories(tmp, ec);
-      if (ec) return Status::IOError("cannot create ", tmp.string(), ": ", ec.message());
-    }
-    const std::string path = (tmp / ("run-" + std::to_string(runs.size()) + ".lance")).string();
+    LANCE_ASSIGN_OR_RAISE(const std::string path, tmp.File("run-" + std::to_string(runs.size()) + ".lance"));
     auto schema = arrow::schema({arrow::field("values", type), arrow::field("ids", arrow::uint64(), false)});
     FileWriterOptions options;
     options.version = "2.1";  // reads of row ranges decode only those rows
@@ -371,14 +399,16 @@ Result<std::vector<IndexFile>> WriteBTreeIndexSpilling(const io::ObjectStore& st
   return sink->Finish();
 }
 
-Result<std::vector<IndexFile>> WriteBitmapIndex(const io::ObjectStore& store, const std::string& dir,
-                                                const IndexInput& input, const std::string& file_version) {
+namespace {
+
+// The bitmap_page_lookup batch of a bitmap index of `input`: one key per
+// distinct value (null included; NaN is one key), each with the ids of its
+// rows in ascending order.
+Result<std::shared_ptr<arrow::RecordBatch>> BitmapLookup(const IndexInput& input) {
   LANCE_RETURN_NOT_OK(CheckInput(input));
   LANCE_ASSIGN_OR_RAISE(auto sorted, SortInput(input));
   const auto& values = *sorted.values;
   const int64_t n = values.length();
-  // One key per distinct value (null included; NaN is one key), each with
-  // the ids of its rows in ascending order.
   std::vector<int64_t> key_rows;
   arrow::BinaryBuilder bitmaps;
   const auto eq = arrow::EqualOptions::Defaults().nans_equal(true);
@@ -397,11 +427,395 @@ Result<std::vector<IndexFile>> WriteBitmapIndex(const io::ObjectStore& store, co
   LANCE_ASSIGN_OR_RAISE(auto keys, arrow::compute::Take(sorted.values, take));
   LANCE_ASSIGN_OR_RAISE(auto bitmap_array, bitmaps.Finish());
   auto schema = arrow::schema({arrow::field("keys", input.values->type()), arrow::field("bitmaps", arrow::binary())});
-  auto batch = arrow::RecordBatch::Make(schema, bitmap_array->length(), {keys.make_array(), bitmap_array});
-  LANCE_ASSIGN_OR_RAISE(
-      auto file, WriteFile(store, dir, "bitmap_page_lookup.lance", schema, {batch},
-                           {{"lance:index_stats", "{\"num_bitmaps\":" + std::to_string(key_rows.size()) + "}"}},
-                           file_version));
+  return arrow::RecordBatch::Make(schema, bitmap_array->length(), {keys.make_array(), bitmap_array});
+}
+
+std::string IndexStats(const arrow::RecordBatch& lookup) {
+  return "{\"num_bitmaps\":" + std::to_string(lookup.num_rows()) + "}";
+}
+
+}  // namespace
+
+Result<std::vector<IndexFile>> WriteBitmapIndex(const io::ObjectStore& store, const std::string& dir,
+                                                const IndexInput& input, const std::string& file_version) {
+  LANCE_ASSIGN_OR_RAISE(auto batch, BitmapLookup(input));
+  LANCE_ASSIGN_OR_RAISE(auto file, WriteFile(store, dir, "bitmap_page_lookup.lance", batch->schema(), {batch},
+                                             {{"lance:index_stats", IndexStats(*batch)}}, file_version));
+  return std::vector<IndexFile>{file};
+}
+
+Result<std::vector<IndexFile>> WriteLabelListIndex(const io::ObjectStore& store, const std::string& dir,
+                                                   const IndexInput& elements, const std::vector<uint64_t>& list_nulls,
+                                                   const std::string& file_version) {
+  LANCE_ASSIGN_OR_RAISE(auto batch, BitmapLookup(elements));
+  LANCE_ASSIGN_OR_RAISE(auto file,
+                        WriteFile(store, dir, "bitmap_page_lookup.lance", batch->schema(), {batch},
+                                  {{"lance:index_stats", IndexStats(*batch)}}, file_version,
+                                  {{"lance:label_list_nulls", EncodeRowIdTreeMap(list_nulls)}}));
+  return std::vector<IndexFile>{file};
+}
+
+void ZoneMapZones::Append(const ZoneMapZones& o) {
+  mins.insert(mins.end(), o.mins.begin(), o.mins.end());
+  maxs.insert(maxs.end(), o.maxs.begin(), o.maxs.end());
+  null_counts.insert(null_counts.end(), o.null_counts.begin(), o.null_counts.end());
+  nan_counts.insert(nan_counts.end(), o.nan_counts.begin(), o.nan_counts.end());
+  fragment_ids.insert(fragment_ids.end(), o.fragment_ids.begin(), o.fragment_ids.end());
+  starts.insert(starts.end(), o.starts.begin(), o.starts.end());
+  lengths.insert(lengths.end(), o.lengths.begin(), o.lengths.end());
+}
+
+bool ZoneMapValueType(const arrow::DataType& t) {
+  using arrow::Type;
+  if (arrow::is_integer(t.id())) return true;
+  switch (t.id()) {
+    case Type::FLOAT:
+    case Type::DOUBLE:
+    case Type::BOOL:
+    case Type::STRING:
+    case Type::LARGE_STRING:
+    case Type::BINARY:
+    case Type::LARGE_BINARY:
+    case Type::DATE32:
+    case Type::DATE64:
+    case Type::TIMESTAMP:
+    case Type::DECIMAL128: return true;
+    default: return false;
+  }
+}
+
+Status ZoneMapTrainer::Add(const std::shared_ptr<arrow::Array>& values, const arrow::UInt64Array& addresses) {
+  const int64_t n = values->length();
+  for (int64_t i = 0; i < n;) {
+    const uint64_t fragment = addresses.Value(i) >> 32;
+    if (rows_ > 0 && fragment != fragment_) LANCE_RETURN_NOT_OK(Flush());
+    // The rows of this fragment that still fit in the zone.
+    int64_t end = i;
+    while (end < n && (addresses.Value(end) >> 32) == fragment &&
+           rows_ + static_cast<uint64_t>(end - i) < rows_per_zone_) {
+      ++end;
+    }
+    if (rows_ == 0) {
+      fragment_ = fragment;
+      first_ = addresses.Value(i) & 0xFFFFFFFFu;
+    }
+    last_ = addresses.Value(end - 1) & 0xFFFFFFFFu;
+    for (int64_t k = i; k < end; ++k) {
+      if (values->IsNull(k)) null_rows_.push_back(addresses.Value(k));
+    }
+    chunk_.push_back(values->Slice(i, end - i));
+    rows_ += static_cast<uint64_t>(end - i);
+    i = end;
+    if (rows_ == rows_per_zone_) LANCE_RETURN_NOT_OK(Flush());
+  }
+  return Status::OK();
+}
+
+Status ZoneMapTrainer::Finish() { return rows_ > 0 ? Flush() : Status::OK(); }
+
+// One zone's statistics as pylance 14 records them: nulls counted and left
+// out of the bounds; for floats NaN is counted, left out of the min and made
+// the max (a zone of NaN alone has a null min).
+Status ZoneMapTrainer::Flush() {
+  namespace cp = arrow::compute;
+  // is_nan and min_max live in Arrow's registered compute kernels.
+  static const Status compute_ready = cp::Initialize();
+  LANCE_RETURN_NOT_OK(compute_ready);
+  std::shared_ptr<arrow::Array> values;
+  if (chunk_.size() == 1) {
+    values = chunk_[0];
+  } else {
+    LANCE_ASSIGN_OR_RAISE(values, arrow::Concatenate(chunk_));
+  }
+  chunk_.clear();
+  const auto nulls = static_cast<uint32_t>(values->null_count());
+  uint32_t nans = 0;
+  if (arrow::is_floating(type_->id())) {
+    LANCE_ASSIGN_OR_RAISE(auto is_nan, cp::CallFunction("is_nan", {values}));
+    // Sum over booleans is a UInt64Scalar; count the trues directly rather than cast it.
+    nans = static_cast<uint32_t>(
+        std::static_pointer_cast<arrow::BooleanArray>(is_nan.make_array())->true_count());
+    if (nans > 0) {
+      LANCE_ASSIGN_OR_RAISE(auto keep, cp::CallFunction("invert", {is_nan}));
+      LANCE_ASSIGN_OR_RAISE(auto kept, cp::Filter(values, keep));
+      values = kept.make_array();
+    }
+  }
+  std::shared_ptr<arrow::Scalar> min, max;
+  if (values->length() - values->null_count() > 0) {
+    LANCE_ASSIGN_OR_RAISE(auto mm, cp::MinMax(values, cp::ScalarAggregateOptions(/*skip_nulls=*/true, 0)));
+    const auto& pair = mm.scalar_as<arrow::StructScalar>();
+    min = pair.value[0];
+    max = pair.value[1];
+  } else {
+    min = arrow::MakeNullScalar(type_);
+    max = arrow::MakeNullScalar(type_);
+  }
+  if (nans > 0) {
+    max = type_->id() == arrow::Type::FLOAT
+              ? std::static_pointer_cast<arrow::Scalar>(std::make_shared<arrow::FloatScalar>(std::nanf("")))
+              : std::static_pointer_cast<arrow::Scalar>(std::make_shared<arrow::DoubleScalar>(std::nan("")));
+  }
+  LANCE_ASSIGN_OR_RAISE(auto min_array, arrow::MakeArrayFromScalar(*min, 1));
+  LANCE_ASSIGN_OR_RAISE(auto max_array, arrow::MakeArrayFromScalar(*max, 1));
+  zones_.mins.push_back(min_array);
+  zones_.maxs.push_back(max_array);
+  zones_.null_counts.push_back(nulls);
+  zones_.nan_counts.push_back(nans);
+  zones_.fragment_ids.push_back(fragment_);
+  zones_.starts.push_back(first_);
+  zones_.lengths.push_back(last_ - first_ + 1);
+  rows_ = 0;
+  return Status::OK();
+}
+
+Result<std::vector<IndexFile>> WriteZoneMapIndex(const io::ObjectStore& store, const std::string& dir,
+                                                 const std::shared_ptr<arrow::DataType>& type,
+                                                 const ZoneMapZones& zones, const std::vector<uint64_t>& null_rows,
+                                                 uint64_t rows_per_zone, const std::string& file_version) {
+  std::shared_ptr<arrow::Array> min, max;
+  if (zones.size() == 0) {
+    LANCE_ASSIGN_OR_RAISE(min, arrow::MakeEmptyArray(type));
+    LANCE_ASSIGN_OR_RAISE(max, arrow::MakeEmptyArray(type));
+  } else {
+    LANCE_ASSIGN_OR_RAISE(min, arrow::Concatenate(zones.mins));
+    LANCE_ASSIGN_OR_RAISE(max, arrow::Concatenate(zones.maxs));
+  }
+  arrow::UInt32Builder nulls, nans;
+  arrow::UInt64Builder fragments, starts, lengths;
+  LANCE_RETURN_NOT_OK(nulls.AppendValues(zones.null_counts));
+  LANCE_RETURN_NOT_OK(nans.AppendValues(zones.nan_counts));
+  LANCE_RETURN_NOT_OK(fragments.AppendValues(zones.fragment_ids));
+  LANCE_RETURN_NOT_OK(starts.AppendValues(zones.starts));
+  LANCE_RETURN_NOT_OK(lengths.AppendValues(zones.lengths));
+  LANCE_ASSIGN_OR_RAISE(auto nc, nulls.Finish());
+  LANCE_ASSIGN_OR_RAISE(auto nn, nans.Finish());
+  LANCE_ASSIGN_OR_RAISE(auto fi, fragments.Finish());
+  LANCE_ASSIGN_OR_RAISE(auto zs, starts.Finish());
+  LANCE_ASSIGN_OR_RAISE(auto zl, lengths.Finish());
+  auto schema = arrow::schema({arrow::field("min", type), arrow::field("max", type),
+                               arrow::field("null_count", arrow::uint32(), false),
+                               arrow::field("nan_count", arrow::uint32(), false),
+                               arrow::field("fragment_id", arrow::uint64(), false),
+                               arrow::field("zone_start", arrow::uint64(), false),
+                               arrow::field("zone_length", arrow::uint64(), false)});
+  auto batch = arrow::RecordBatch::Make(schema, static_cast<int64_t>(zones.size()), {min, max, nc, nn, fi, zs, zl});
+  LANCE_ASSIGN_OR_RAISE(auto file, WriteFile(store, dir, "zonemap.lance", schema, {batch},
+                                             {{"rows_per_zone", std::to_string(rows_per_zone)}}, file_version,
+                                             {{"null_bitmap", EncodeRowIdTreeMap(null_rows)}}));
+  return std::vector<IndexFile>{file};
+}
+
+namespace {
+
+// One token's rows while an NGRAM index is built: a 32-bit bitmap per high
+// part of the row ids, serialized as a RoaringTreemap (ngram.cc).
+class Posting {
+ public:
+  Posting() = default;
+  Posting(const Posting&) = delete;
+  Posting& operator=(const Posting&) = delete;
+  ~Posting() {
+    for (auto& [high, rb] : parts_) roaring_bitmap_free(rb);
+  }
+  void Add(uint64_t id) {
+    const auto high = static_cast<uint32_t>(id >> 32);
+    auto it = parts_.find(high);
+    if (it == parts_.end()) it = parts_.emplace(high, roaring_bitmap_create()).first;
+    roaring_bitmap_add(it->second, static_cast<uint32_t>(id));
+  }
+  std::string Serialize() const {
+    const uint64_t count = parts_.size();
+    std::string out(reinterpret_cast<const char*>(&count), 8);
+    for (const auto& [high, rb] : parts_) {
+      out.append(reinterpret_cast<const char*>(&high), 4);
+      std::string bytes(roaring_bitmap_portable_size_in_bytes(rb), '\0');
+      roaring_bitmap_portable_serialize(rb, bytes.data());
+      out += bytes;
+    }
+    return out;
+  }
+
+ private:
+  std::map<uint32_t, roaring_bitmap_t*> parts_;
+};
+
+// pylance's bound on the posting bytes of one batch (an i32-offset binary
+// array), with its headroom.
+constexpr int64_t kMaxPostingBatchBytes = int64_t{0x7FFFFFFF} - (int64_t{1} << 20);
+
+// Posting lists in ascending token order, cut into batches of the index
+// file as pylance cuts them.
+class PostingBatches {
+ public:
+  PostingBatches(std::string column) : column_(std::move(column)) {}
+  static std::shared_ptr<arrow::Schema> Schema() {
+    return arrow::schema({arrow::field("tokens", arrow::uint32()),
+                          arrow::field("posting_list", arrow::binary(), false,
+                                       arrow::key_value_metadata({"lance-encoding:compression"}, {"none"}))});
+  }
+  Status Add(uint32_t token, std::string_view list) {
+    if (static_cast<int64_t>(list.size()) > kMaxPostingBatchBytes) {
+      return Status::Invalid("NGRAM index on column ", column_, ": the posting list of '", ngram::TokenText(token),
+                             "' is over 2 GiB");
+    }
+    if (bytes_ + static_cast<int64_t>(list.size()) > kMaxPostingBatchBytes) LANCE_RETURN_NOT_OK(Cut());
+    LANCE_RETURN_NOT_OK(tokens_.Append(token));
+    LANCE_RETURN_NOT_OK(lists_.Append(list));
+    bytes_ += static_cast<int64_t>(list.size());
+    return Status::OK();
+  }
+  // The batches; none for an index of no rows, as pylance's.
+  Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Finish() {
+    if (tokens_.length() > 0) LANCE_RETURN_NOT_OK(Cut());
+    return std::move(batches_);
+  }
+
+ private:
+  Status Cut() {
+    LANCE_ASSIGN_OR_RAISE(auto t, tokens_.Finish());
+    LANCE_ASSIGN_OR_RAISE(auto l, lists_.Finish());
+    batches_.push_back(arrow::RecordBatch::Make(Schema(), t->length(), {t, l}));
+    bytes_ = 0;
+    return Status::OK();
+  }
+  std::string column_;
+  arrow::UInt32Builder tokens_;
+  arrow::BinaryBuilder lists_;
+  int64_t bytes_ = 0;
+  std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;
+};
+
+// A spilled run of posting lists being merged: a window of its rows.
+struct SpillCursor {
+  std::shared_ptr<FileReader> reader;
+  uint64_t next = 0;  // first row not yet in the window
+  std::shared_ptr<arrow::UInt32Array> tokens;
+  std::shared_ptr<arrow::BinaryArray> lists;
+  int64_t at = 0;
+  bool done() const { return !tokens || at >= tokens->length(); }
+  Status Fill() {
+    if (!done() || next >= reader->num_rows()) return Status::OK();
+    const uint64_t n = std::min<uint64_t>(256, reader->num_rows() - next);
+    LANCE_ASSIGN_OR_RAISE(auto t, reader->ReadRange({"tokens", "posting_list"}, next, n));
+    LANCE_ASSIGN_OR_RAISE(auto b, t->CombineChunksToBatch());
+    tokens = std::static_pointer_cast<arrow::UInt32Array>(b->column(0));
+    lists = std::static_pointer_cast<arrow::BinaryArray>(b->column(1));
+    at = 0;
+    next += n;
+    return Status::OK();
+  }
+};
+
+}  // namespace
+
+Result<std::vector<IndexFile>> WriteNGramIndex(const io::ObjectStore& store, const std::string& dir,
+                                               arrow::RecordBatchReader& rows, const std::string& column,
+                                               const std::string& file_version, int64_t run_rows) {
+  std::map<uint32_t, std::unique_ptr<Posting>> postings;  // by token, ascending as the file
+  auto posting = [&](uint32_t token) -> Posting& {
+    auto& p = postings[token];
+    if (!p) p = std::make_unique<Posting>();
+    return *p;
+  };
+  SpillDir tmp("lance-cpp-index-ngram-" + std::filesystem::path(dir).filename().string());
+  std::vector<std::shared_ptr<FileReader>> spills;
+  // The postings of the rows read so far to a local Lance file, and cleared.
+  auto spill = [&]() -> Status {
+    PostingBatches out(column);
+    for (auto it = postings.begin(); it != postings.end(); it = postings.erase(it)) {
+      LANCE_RETURN_NOT_OK(out.Add(it->first, it->second->Serialize()));
+    }
+    LANCE_ASSIGN_OR_RAISE(auto batches, out.Finish());
+    LANCE_ASSIGN_OR_RAISE(const std::string path, tmp.File("spill-" + std::to_string(spills.size()) + ".lance"));
+    FileWriterOptions options;
+    options.version = "2.1";  // reads of row ranges decode only those rows
+    LANCE_ASSIGN_OR_RAISE(auto writer, FileWriter::Open(path, *PostingBatches::Schema(), options));
+    for (const auto& b : batches) LANCE_RETURN_NOT_OK(writer->Write(*b));
+    LANCE_RETURN_NOT_OK(writer->Finish().status());
+    LANCE_ASSIGN_OR_RAISE(auto reader, FileReader::Open(path));
+    spills.push_back(std::move(reader));
+    return Status::OK();
+  };
+  std::vector<uint32_t> tokens;
+  int64_t buffered = 0;
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    LANCE_RETURN_NOT_OK(rows.ReadNext(&batch));
+    if (!batch) break;
+    if (batch->num_columns() != 2 || batch->column(1)->type_id() != arrow::Type::UINT64) {
+      return Status::Invalid("ngram index input: expected strings and uint64 row ids");
+    }
+    const auto& values = *batch->column(0);
+    const auto& ids = static_cast<const arrow::UInt64Array&>(*batch->column(1));
+    const bool large = values.type_id() == arrow::Type::LARGE_STRING;
+    if (!large && values.type_id() != arrow::Type::STRING) {
+      return Status::Invalid("ngram index input: expected strings, got ", values.type()->ToString());
+    }
+    for (int64_t i = 0; i < batch->num_rows(); ++i) {
+      if (values.IsNull(i)) {
+        posting(ngram::kNullToken).Add(ids.Value(i));
+        continue;
+      }
+      const std::string_view text = large ? static_cast<const arrow::LargeStringArray&>(values).GetView(i)
+                                          : static_cast<const arrow::StringArray&>(values).GetView(i);
+      tokens.clear();
+      bool unknown = false;
+      ngram::Tokenize(text, &tokens, &unknown);
+      if (unknown) {
+        return Status::NotImplemented("NGRAM index on column ", column, ": row id ", ids.Value(i),
+                                      " holds a character past U+017F, which pylance lowercases and ",
+                                      "ASCII-folds by a table lance-cpp does not carry; build this index with pylance");
+      }
+      for (uint32_t t : tokens) posting(t).Add(ids.Value(i));
+    }
+    buffered += batch->num_rows();
+    if (buffered >= run_rows) {
+      LANCE_RETURN_NOT_OK(spill());
+      buffered = 0;
+    }
+  }
+  PostingBatches out(column);
+  if (spills.empty()) {
+    for (auto it = postings.begin(); it != postings.end(); it = postings.erase(it)) {
+      LANCE_RETURN_NOT_OK(out.Add(it->first, it->second->Serialize()));
+    }
+  } else {
+    if (!postings.empty()) LANCE_RETURN_NOT_OK(spill());
+    // Merge the runs by token: a token in several runs gets the union of
+    // their rows, serialized as one posting list.
+    std::vector<SpillCursor> cursors;
+    for (auto& r : spills) {
+      cursors.emplace_back();
+      cursors.back().reader = r;
+    }
+    while (true) {
+      std::optional<uint32_t> low;
+      for (auto& c : cursors) {
+        LANCE_RETURN_NOT_OK(c.Fill());
+        if (!c.done() && (!low || c.tokens->Value(c.at) < *low)) low = c.tokens->Value(c.at);
+      }
+      if (!low) break;
+      std::vector<SpillCursor*> with;
+      for (auto& c : cursors) {
+        if (!c.done() && c.tokens->Value(c.at) == *low) with.push_back(&c);
+      }
+      if (with.size() == 1) {
+        LANCE_RETURN_NOT_OK(out.Add(*low, with[0]->lists->GetView(with[0]->at)));
+      } else {
+        Posting merged;
+        for (SpillCursor* c : with) {
+          LANCE_ASSIGN_OR_RAISE(auto ids, DecodeRoaringTreemap(c->lists->GetView(c->at), "ngram spill"));
+          for (uint64_t id : ids) merged.Add(id);
+        }
+        LANCE_RETURN_NOT_OK(out.Add(*low, merged.Serialize()));
+      }
+      for (SpillCursor* c : with) ++c->at;
+    }
+  }
+  LANCE_ASSIGN_OR_RAISE(auto batches, out.Finish());
+  LANCE_ASSIGN_OR_RAISE(auto file, WriteFile(store, dir, "ngram_postings.lance", PostingBatches::Schema(), batches,
+                                             {}, file_version));
   return std::vector<IndexFile>{file};
 }
 

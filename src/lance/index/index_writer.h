@@ -1,6 +1,7 @@
-// Writing the files of BTREE and BITMAP indices in the layouts pylance 14
-// writes (see btree.cc and bitmap.cc for what they hold), with lance-cpp's
-// own Lance file writer.
+// Writing the files of BTREE, BITMAP, LABEL_LIST, ZONEMAP and NGRAM indices
+// in the layouts pylance 14 writes (see btree.cc, bitmap.cc, label_list.cc,
+// zonemap.cc and ngram.cc for what they hold), with lance-cpp's own Lance
+// file writer.
 #pragma once
 
 #include <memory>
@@ -38,6 +39,70 @@ Result<std::vector<IndexFile>> WriteBTreeIndexSpilling(const io::ObjectStore& st
                                                        arrow::RecordBatchReader& rows,
                                                        const std::shared_ptr<arrow::DataType>& type,
                                                        const std::string& file_version, int64_t run_rows);
+
+/// An NGRAM index (see ngram.cc) from `rows`: batches of two columns, the
+/// strings (utf8 or large_utf8) and their uint64 row ids. Holds the posting
+/// lists (compressed bitmaps) of about `run_rows` rows at most: beyond that
+/// they are spilled to local temporary Lance files, merged by token at the
+/// end. A value with a character past U+017F is refused (ngram.h: pylance
+/// folds those by a table lance-cpp does not carry); `column` names the
+/// column in that message.
+Result<std::vector<IndexFile>> WriteNGramIndex(const io::ObjectStore& store, const std::string& dir,
+                                               arrow::RecordBatchReader& rows, const std::string& column,
+                                               const std::string& file_version, int64_t run_rows);
+
+/// A LABEL_LIST index: `elements` are the lists' elements, each with the
+/// row id of its list (a bitmap index of them), `list_nulls` (sorted,
+/// unique) the rows whose list is null.
+Result<std::vector<IndexFile>> WriteLabelListIndex(const io::ObjectStore& store, const std::string& dir,
+                                                   const IndexInput& elements, const std::vector<uint64_t>& list_nulls,
+                                                   const std::string& file_version);
+
+/// Zones of a ZONEMAP index, one entry each: the bounds of the zone's
+/// values (1-row arrays of the value type; null when the zone has none) and
+/// where it is, (fragment_id << 32 | start) and the `length` offsets after.
+struct ZoneMapZones {
+  arrow::ArrayVector mins, maxs;
+  std::vector<uint32_t> null_counts, nan_counts;
+  std::vector<uint64_t> fragment_ids, starts, lengths;
+  size_t size() const { return fragment_ids.size(); }
+  void Append(const ZoneMapZones& other);
+};
+
+/// Cuts rows arriving in row-address order into zones as pylance 14's zone
+/// trainer does: `rows_per_zone` rows each (deleted rows are absent from
+/// the input; a zone spans its first to last offset), never across a
+/// fragment. Holds one zone's values at a time.
+class ZoneMapTrainer {
+ public:
+  ZoneMapTrainer(std::shared_ptr<arrow::DataType> type, uint64_t rows_per_zone)
+      : type_(std::move(type)), rows_per_zone_(rows_per_zone) {}
+  /// REQUIRES: addresses ascending across calls.
+  Status Add(const std::shared_ptr<arrow::Array>& values, const arrow::UInt64Array& addresses);
+  Status Finish();
+  const ZoneMapZones& zones() const { return zones_; }
+  /// Row addresses of the null values seen, ascending.
+  const std::vector<uint64_t>& null_rows() const { return null_rows_; }
+
+ private:
+  Status Flush();
+  std::shared_ptr<arrow::DataType> type_;
+  uint64_t rows_per_zone_;
+  ZoneMapZones zones_;
+  std::vector<uint64_t> null_rows_;
+  arrow::ArrayVector chunk_;
+  uint64_t rows_ = 0, fragment_ = 0, first_ = 0, last_ = 0;
+};
+
+/// The value types a ZONEMAP index is built on by lance-cpp (those whose
+/// bounds pylance 14 records and lance-cpp's reader uses).
+bool ZoneMapValueType(const arrow::DataType& type);
+
+/// zonemap.lance of `zones` (`type` values) and their null rows.
+Result<std::vector<IndexFile>> WriteZoneMapIndex(const io::ObjectStore& store, const std::string& dir,
+                                                 const std::shared_ptr<arrow::DataType>& type,
+                                                 const ZoneMapZones& zones, const std::vector<uint64_t>& null_rows,
+                                                 uint64_t rows_per_zone, const std::string& file_version);
 
 /// `ids` (sorted, unique) serialized as a RowIdTreeMap.
 std::string EncodeRowIdTreeMap(const std::vector<uint64_t>& ids);

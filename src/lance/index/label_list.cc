@@ -50,9 +50,6 @@ Membership MembershipOf(const std::string& function) {
   return Membership::kNone;
 }
 
-bool IsAnd(const std::string& f) { return f == "and" || f == "and_kleene"; }
-bool IsOr(const std::string& f) { return f == "or" || f == "or_kleene"; }
-
 class LabelListIndex : public ScalarIndex {
  public:
   LabelListIndex(const Dataset& dataset, std::vector<uint32_t> fragments, std::shared_ptr<FileReader> lookup,
@@ -103,12 +100,7 @@ class LabelListIndex : public ScalarIndex {
     const auto* call = e.call();
     const std::string& f = call->function_name;
     if (IsAnd(f) || IsOr(f)) {
-      LANCE_ASSIGN_OR_RAISE(RowIds acc, Eval(call->arguments[0], column));
-      for (size_t i = 1; i < call->arguments.size(); ++i) {
-        LANCE_ASSIGN_OR_RAISE(auto next, Eval(call->arguments[i], column));
-        acc = IsAnd(f) ? Intersect(acc, next) : Union(acc, next);
-      }
-      return acc;
+      return CombineAndOr(*call, [&](const cp::Expression& a) { return Eval(a, column); });
     }
     if (f == "invert") {
       // Every row of a list that is not null, less the matches.
@@ -178,23 +170,9 @@ class LabelListIndex : public ScalarIndex {
     return Status::OK();
   }
 
-  // Every row id of the fragments the index covers (deleted rows too: the
-  // planner keeps only live rows), in the index's id space.
   Status LoadUniverse() {
     if (universe_loaded_) return Status::OK();
-    const bool stable = dataset_.manifest().UsesStableRowIds();
-    for (const Fragment& fragment : dataset_.manifest().fragments) {
-      if (!std::binary_search(fragments_.begin(), fragments_.end(), static_cast<uint32_t>(fragment.id))) continue;
-      if (stable) {
-        LANCE_ASSIGN_OR_RAISE(auto ids, dataset_.RowIds(fragment));
-        universe_.insert(universe_.end(), ids.begin(), ids.end());
-      } else {
-        LANCE_ASSIGN_OR_RAISE(uint64_t rows, dataset_.PhysicalRows(fragment));
-        for (uint64_t off = 0; off < rows; ++off) universe_.push_back((fragment.id << 32) | off);
-      }
-    }
-    std::sort(universe_.begin(), universe_.end());
-    universe_.erase(std::unique(universe_.begin(), universe_.end()), universe_.end());
+    LANCE_ASSIGN_OR_RAISE(universe_, AllRowIds(dataset_, fragments_));
     universe_loaded_ = true;
     return Status::OK();
   }

@@ -25,10 +25,24 @@ RowIds Intersect(const RowIds& a, const RowIds& b) {
   return out;
 }
 
+bool IsAnd(const std::string& f) { return f == "and_kleene" || f == "and"; }
+bool IsOr(const std::string& f) { return f == "or_kleene" || f == "or"; }
+
+Result<RowIds> CombineAndOr(const arrow::compute::Expression::Call& call,
+                            const std::function<Result<RowIds>(const arrow::compute::Expression&)>& eval) {
+  const bool conj = IsAnd(call.function_name);
+  LANCE_ASSIGN_OR_RAISE(RowIds acc, eval(call.arguments[0]));
+  for (size_t i = 1; i < call.arguments.size(); ++i) {
+    LANCE_ASSIGN_OR_RAISE(auto next, eval(call.arguments[i]));
+    acc = conj ? Intersect(acc, next) : Union(acc, next);
+  }
+  return acc;
+}
+
 namespace {
 
-// Index types lance-cpp reads. The later types (BLOOMFILTER, NGRAM,
-// INVERTED) join this table with their readers.
+// Index types lance-cpp reads. The later types (BLOOMFILTER, INVERTED)
+// join this table with their readers.
 const ScalarIndexType kTypes[] = {
     {"lance.table.BTreeIndexDetails", "BTree", &OpenBTreeIndex},
     // pylance 0.36 named the message in its index package; same files.
@@ -36,6 +50,7 @@ const ScalarIndexType kTypes[] = {
     {"lance.table.BitmapIndexDetails", "Bitmap", &OpenBitmapIndex},
     {"lance.table.LabelListIndexDetails", "LabelList", &OpenLabelListIndex},
     {"lance.table.ZoneMapIndexDetails", "ZoneMap", &OpenZoneMapIndex},
+    {"lance.table.NGramIndexDetails", "NGram", &OpenNGramIndex},
 };
 
 }  // namespace
@@ -68,6 +83,33 @@ Result<std::shared_ptr<FileReader>> OpenIndexFile(const Dataset& dataset, const 
   // pylance before 0.21): a layout lance-cpp does not read, not an error.
   if (!reader.ok() && reader.status().IsNotImplemented()) return std::shared_ptr<FileReader>();
   return reader;
+}
+
+bool HasTextSearch(const arrow::compute::Expression& predicate) {
+  const auto* call = predicate.call();
+  if (call == nullptr) return false;
+  const std::string& f = call->function_name;
+  if (f == "match_substring" || f == "starts_with" || f == "match_like") return true;
+  return std::any_of(call->arguments.begin(), call->arguments.end(),
+                     [](const arrow::compute::Expression& a) { return HasTextSearch(a); });
+}
+
+Result<RowIds> AllRowIds(const Dataset& dataset, const std::vector<uint32_t>& fragments) {
+  RowIds out;
+  const bool stable = dataset.manifest().UsesStableRowIds();
+  for (const Fragment& fragment : dataset.manifest().fragments) {
+    if (!std::binary_search(fragments.begin(), fragments.end(), static_cast<uint32_t>(fragment.id))) continue;
+    if (stable) {
+      LANCE_ASSIGN_OR_RAISE(auto ids, dataset.RowIds(fragment));
+      out.insert(out.end(), ids.begin(), ids.end());
+    } else {
+      LANCE_ASSIGN_OR_RAISE(uint64_t rows, dataset.PhysicalRows(fragment));
+      for (uint64_t off = 0; off < rows; ++off) out.push_back((fragment.id << 32) | off);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 Result<std::vector<bool>> EvaluateOn(const arrow::compute::Expression& predicate, const std::string& column,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +29,21 @@ using RowIds = std::vector<uint64_t>;
 RowIds Union(const RowIds& a, const RowIds& b);
 RowIds Intersect(const RowIds& a, const RowIds& b);
 
+/// Arrow's conjunction and disjunction kernels (the filter binder uses the
+/// Kleene ones).
+bool IsAnd(const std::string& function);
+bool IsOr(const std::string& function);
+
+/// The intersection (AND) or union (OR) of `eval` over the arguments of
+/// `call`, an AND or OR call: the connectives of indices that answer
+/// them whole.
+Result<RowIds> CombineAndOr(const arrow::compute::Expression::Call& call,
+                            const std::function<Result<RowIds>(const arrow::compute::Expression&)>& eval);
+
+/// Whether `predicate` calls a text search function (match_substring,
+/// starts_with, match_like).
+bool HasTextSearch(const arrow::compute::Expression& predicate);
+
 /// One opened index segment (one IndexMetadata entry) over one column.
 class ScalarIndex {
  public:
@@ -42,9 +58,10 @@ class ScalarIndex {
   virtual bool stores_addresses() const = 0;
   /// Whether Search answers `predicate` (over `column`): the planner asks
   /// before it plans a query on this index. Indices that evaluate any
-  /// predicate on their values say yes.
-  virtual bool CanSearch(const arrow::compute::Expression& /*predicate*/, const std::string& /*column*/) const {
-    return true;
+  /// predicate on their values say yes, except to text search (contains,
+  /// starts_with, LIKE), which pylance leaves to its text indices.
+  virtual bool CanSearch(const arrow::compute::Expression& predicate, const std::string& /*column*/) const {
+    return !HasTextSearch(predicate);
   }
   /// Whether Search gives exactly the rows `predicate` holds for; an inexact
   /// index (a zone map) gives a superset, which the scan rechecks.
@@ -86,13 +103,25 @@ Result<std::shared_ptr<FileReader>> OpenIndexFile(const Dataset& dataset, const 
 Result<std::vector<bool>> EvaluateOn(const arrow::compute::Expression& predicate, const std::string& column,
                                      const std::shared_ptr<arrow::Array>& values);
 
+/// Every row id of the dataset's fragments whose ids are in `fragments`
+/// (sorted): deleted rows too (the planner keeps only live rows), in the id
+/// space of an index that stores the dataset's row ids (stable ids when the
+/// dataset has them). For an inexact or negated search that must give "any
+/// row of the segment".
+Result<RowIds> AllRowIds(const Dataset& dataset, const std::vector<uint32_t>& fragments);
+
+/// A serialized RoaringTreemap (an ngram index's posting list) as sorted
+/// row ids.
+Result<RowIds> DecodeRoaringTreemap(std::string_view bytes, const std::string& context);
+
 /// A serialized RowIdTreeMap (a bitmap index's row sets) as sorted row ids.
 Result<RowIds> DecodeRowIdTreeMap(std::string_view bytes, const std::string& context);
 
-// The readers the registry knows (btree.cc, bitmap.cc, label_list.cc, zonemap.cc).
+// The readers the registry knows (btree.cc, bitmap.cc, label_list.cc, zonemap.cc, ngram.cc).
 Result<std::unique_ptr<ScalarIndex>> OpenBTreeIndex(const Dataset& dataset, const IndexMetadata& metadata);
 Result<std::unique_ptr<ScalarIndex>> OpenBitmapIndex(const Dataset& dataset, const IndexMetadata& metadata);
 Result<std::unique_ptr<ScalarIndex>> OpenLabelListIndex(const Dataset& dataset, const IndexMetadata& metadata);
 Result<std::unique_ptr<ScalarIndex>> OpenZoneMapIndex(const Dataset& dataset, const IndexMetadata& metadata);
+Result<std::unique_ptr<ScalarIndex>> OpenNGramIndex(const Dataset& dataset, const IndexMetadata& metadata);
 
 }  // namespace lance::index

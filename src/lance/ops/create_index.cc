@@ -1,11 +1,11 @@
-// Scalar index create, drop and describe (lance/index_ops.h): BTREE and
-// BITMAP built from one scan of the column, committed as CreateIndex as
-// pylance 14's create_scalar_index / drop_index commit them.
+// Scalar index create, drop and describe (lance/index_ops.h): BTREE,
+// BITMAP, LABEL_LIST, ZONEMAP and NGRAM built from one scan of the column,
+// committed as CreateIndex as pylance 14's create_scalar_index / drop_index
+// commit them.
 #include "lance/index_ops.h"
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <set>
 
 #include <arrow/api.h>
@@ -14,6 +14,7 @@
 #include "lance/index/index_writer.h"
 #include "lance/index/scalar_index.h"
 #include "lance/ops/dataset_ops_internal.h"
+#include "lance/ops/index_build_internal.h"
 #include "lance/ops/schema_evolution_internal.h"
 #include "lance/scanner.h"
 #include "lance/txn/commit.h"
@@ -46,38 +47,25 @@ bool IndexableType(const arrow::DataType& t) {
   }
 }
 
-std::array<uint8_t, 16> UuidBytes(const std::string& text) {
-  std::array<uint8_t, 16> out{};
-  size_t k = 0;
-  auto hex = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  for (size_t i = 0; i + 1 < text.size() && k < 16; ++i) {
-    if (text[i] == '-') continue;
-    out[k++] = static_cast<uint8_t>(hex(text[i]) << 4 | hex(text[i + 1]));
-    ++i;
+// pylance 14's rules for LABEL_LIST (lance/dataset.py) and the ZONEMAP
+// value types lance-cpp builds.
+Status CheckListOrZoneColumn(const std::string& type, const arrow::DataType& t) {
+  if (type == "LABEL_LIST") {
+    if (t.id() != arrow::Type::LIST && t.id() != arrow::Type::LARGE_LIST) {
+      return Status::Invalid("LABEL_LIST index column must be a list or large list (it is ", t.ToString(), ")");
+    }
+    const auto& element = *static_cast<const arrow::BaseListType&>(t).value_type();
+    if (!IndexableType(element)) {
+      return Status::NotImplemented("LABEL_LIST index on a list of ", element.ToString(),
+                                    " is not implemented in lance-cpp");
+    }
+    return Status::OK();
   }
-  return out;
-}
-
-// Rows a BTREE build sorts in memory before it spills a sorted run
-// (LANCE_CPP_INDEX_SORT_RUN_ROWS overrides, for tests and small machines).
-int64_t SortRunRows() {
-  if (const char* env = std::getenv("LANCE_CPP_INDEX_SORT_RUN_ROWS")) {
-    const long long n = std::atoll(env);
-    if (n > 0) return n;
+  if (!index::ZoneMapValueType(t)) {
+    return Status::NotImplemented("ZONEMAP index on a ", t.ToString(), " column is not implemented in lance-cpp ",
+                                  "(integers, float32/64, bool, strings, binary, dates, timestamps, decimal128 are)");
   }
-  return int64_t{1} << 22;
-}
-
-bool IsSystemIndex(const IndexMetadata& i) { return i.name == "__lance_frag_reuse" || i.name == "__lance_mem_wal"; }
-
-Result<std::shared_ptr<Dataset>> CommitIndexChange(const Dataset& dataset, txn::CreateIndex op) {
-  LANCE_RETURN_NOT_OK(ops::CheckWritable(dataset));
-  const txn::BaseVersion base = ops::BaseVersionOf(dataset);
-  txn::CommitOptions options;
-  options.latest = &base;
-  auto t = txn::Transaction::Make(dataset.version(), std::move(op));
-  LANCE_ASSIGN_OR_RAISE(auto result, ops::CommitTransaction(*DatasetAccess::Store(dataset), std::move(t), options));
-  return ops::AtVersion(dataset, result.version);
+  return Status::OK();
 }
 
 }  // namespace
@@ -85,20 +73,30 @@ Result<std::shared_ptr<Dataset>> CommitIndexChange(const Dataset& dataset, txn::
 Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   const Dataset& ds = *dataset_;
   const std::string type = Upper(index_type_);
-  static const std::set<std::string> kLater = {"LABEL_LIST", "ZONEMAP", "BLOOMFILTER", "NGRAM", "INVERTED",
+  static const std::set<std::string> kLater = {"BLOOMFILTER", "INVERTED",
                                                "FTS", "RTREE", "MINHASHLSH", "IVF_FLAT", "IVF_PQ", "IVF_SQ",
                                                "IVF_RQ", "IVF_HNSW_SQ", "IVF_HNSW_PQ", "IVF_HNSW_FLAT"};
   if (kLater.count(type)) {
-    return Status::NotImplemented("index type ", type, " is not implemented in lance-cpp yet (BTREE and BITMAP are)");
+    return Status::NotImplemented("index type ", type,
+                                  " is not implemented in lance-cpp yet (BTREE, BITMAP, LABEL_LIST, ZONEMAP and NGRAM are)");
   }
-  if (type != "BTREE" && type != "BITMAP") {
+  if (type != "BTREE" && type != "BITMAP" && type != "LABEL_LIST" && type != "ZONEMAP" && type != "NGRAM") {
     return Status::Invalid("unknown index type '", index_type_, "': pylance 14 supports BTREE, BITMAP, NGRAM, ZONEMAP, ",
                            "LABEL_LIST, INVERTED, BLOOMFILTER, RTREE, MINHASHLSH and the IVF_* vector types");
   }
   const Field* field = ops::FindFieldByPath(ds.manifest().schema, column_);
   if (field == nullptr) return Status::Invalid("column '", column_, "' not found in schema");
   LANCE_ASSIGN_OR_RAISE(auto arrow_type, ArrowTypeFromField(*field));
-  if (!IndexableType(*arrow_type)) {
+  if (rows_per_zone_ && type != "ZONEMAP") return Status::Invalid("rows_per_zone does not apply to a ", type, " index");
+  if (rows_per_zone_ && *rows_per_zone_ == 0) return Status::Invalid("rows_per_zone must be greater than zero");
+  if (type == "NGRAM") {
+    // pylance's rule (lance/dataset.py).
+    if (arrow_type->id() != arrow::Type::STRING && arrow_type->id() != arrow::Type::LARGE_STRING) {
+      return Status::Invalid("NGRAM index column ", column_, " must be a string (it is ", arrow_type->ToString(), ")");
+    }
+  } else if (type == "LABEL_LIST" || type == "ZONEMAP") {
+    LANCE_RETURN_NOT_OK(CheckListOrZoneColumn(type, *arrow_type));
+  } else if (!IndexableType(*arrow_type)) {
     return Status::Invalid("BTREE/BITMAP index column ", column_, " must be int, float, bool, str, large_str, binary, ",
                            "large_binary, decimal, fixed-size-binary, or temporal (it is ", arrow_type->ToString(), ")");
   }
@@ -118,28 +116,48 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   }
 
   // BTREE on a dataset with stable row ids stores row addresses (its
-  // index_version 1, as pylance 14); otherwise the dataset's row ids.
+  // index_version 1, as pylance 14); otherwise the dataset's row ids
+  // (BITMAP and NGRAM always, index_version 0).
   const bool stable = ds.manifest().UsesStableRowIds();
   const bool addresses = type == "BTREE" || !stable;
   ScanBuilder scan(dataset_);
   scan.Project({column_}).UseScalarIndex(false);
   if (addresses) scan.WithRowAddress(); else scan.WithRowId();
   IndexMetadata meta;
-  meta.uuid = UuidBytes(txn::NewUuid());
+  meta.uuid = ops::UuidBytes(txn::NewUuid());
   meta.name = name;
   meta.fields = {field->id};
   meta.dataset_version = ds.version();
   std::vector<uint32_t> fragments;
   for (const auto& f : ds.manifest().fragments) fragments.push_back(static_cast<uint32_t>(f.id));
   meta.fragment_ids = fragments;
-  meta.index_details_type_url = type == "BTREE" ? "/lance.table.BTreeIndexDetails" : "/lance.table.BitmapIndexDetails";
+  meta.index_details_type_url = type == "BTREE"    ? "/lance.table.BTreeIndexDetails"
+                                : type == "BITMAP" ? "/lance.table.BitmapIndexDetails"
+                                                   : "/lance.table.NGramIndexDetails";
   meta.index_version = type == "BTREE" && stable ? 1 : 0;
+  const uint64_t rows_per_zone = rows_per_zone_.value_or(ops::kDefaultRowsPerZone);
+  if (type == "LABEL_LIST") {
+    meta.index_details_type_url = "/lance.table.LabelListIndexDetails";
+    meta.index_version = 1;
+  } else if (type == "ZONEMAP") {
+    meta.index_details_type_url = "/lance.table.ZoneMapIndexDetails";
+    meta.index_details_value = ops::ZoneMapDetails(rows_per_zone, ops::ZoneMapDefaultUseSeeds(*arrow_type));
+    meta.index_version = 0;
+  }
   const std::string dir = "_indices/" + meta.UuidString();
   const io::ObjectStore& store = *DatasetAccess::Store(ds);
   auto files = [&]() -> Result<std::vector<IndexFile>> {
+    if (type == "LABEL_LIST" || type == "ZONEMAP") {
+      return ops::WriteListOrZoneIndex(dataset_, column_, type, arrow_type, rows_per_zone, store, dir, file_version,
+                                       std::nullopt);
+    }
     if (type == "BTREE") {
       LANCE_ASSIGN_OR_RAISE(auto rows, scan.ToReader());
-      return index::WriteBTreeIndexSpilling(store, dir, *rows, arrow_type, file_version, SortRunRows());
+      return index::WriteBTreeIndexSpilling(store, dir, *rows, arrow_type, file_version, ops::SortRunRows());
+    }
+    if (type == "NGRAM") {
+      LANCE_ASSIGN_OR_RAISE(auto rows, scan.ToReader());
+      return index::WriteNGramIndex(store, dir, *rows, column_, file_version, ops::SortRunRows());
     }
     // A bitmap holds every row id in memory while it is built, as pylance's.
     LANCE_ASSIGN_OR_RAISE(auto table, scan.ToTable());
@@ -161,7 +179,7 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   }
   meta.files = *files;
   meta.created_at_ms = static_cast<uint64_t>(util::NowNanos() / 1000000);
-  auto committed = CommitIndexChange(ds, txn::CreateIndex{{meta}, removed});
+  auto committed = ops::CommitIndexChange(ds, txn::CreateIndex{{meta}, removed});
   if (!committed.ok()) {
     (void)store.DeleteDirectory(dir);
     return committed.status();
@@ -176,14 +194,14 @@ Result<std::shared_ptr<Dataset>> DropIndexBuilder::Commit() {
     if (i.name == name_) removed.push_back(i);
   }
   if (removed.empty()) return Status::KeyError("index not found: name=", name_);
-  return CommitIndexChange(*dataset_, txn::CreateIndex{{}, std::move(removed)});
+  return ops::CommitIndexChange(*dataset_, txn::CreateIndex{{}, std::move(removed)});
 }
 
 Result<std::vector<IndexDescription>> DescribeIndices(const Dataset& dataset) {
   std::vector<IndexDescription> out;
   const Schema& schema = dataset.manifest().schema;
   for (const auto& i : dataset.indices()) {
-    if (IsSystemIndex(i)) continue;
+    if (ops::IsSystemIndex(i)) continue;
     auto it = std::find_if(out.begin(), out.end(), [&](const IndexDescription& d) { return d.name == i.name; });
     if (it == out.end()) {
       IndexDescription d;

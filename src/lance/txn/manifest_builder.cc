@@ -559,11 +559,18 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
           [&](const CreateIndex& op) -> Status {
             if (!in.base) return Status::Invalid("cannot change indices: the dataset does not exist");
             m.version = version;
-            // As the reference: an index of a new one's name goes too (a
-            // concurrent create of the same name is replaced, not doubled).
+            // An index of a new one's name goes too (a concurrent create of
+            // the same name is replaced, not doubled), unless the transaction
+            // removes indices of that name: then it said which go, and the
+            // others stay (optimize merges the last segments of a name and
+            // keeps the older ones, as pylance 14).
+            auto removes_name = [&](const std::string& name) {
+              return std::any_of(op.removed_indices.begin(), op.removed_indices.end(),
+                                 [&](const IndexMetadata& r) { return r.name == name; });
+            };
             std::erase_if(out.indices, [&](const IndexMetadata& i) {
               return std::any_of(op.new_indices.begin(), op.new_indices.end(),
-                                 [&](const IndexMetadata& n) { return n.name == i.name; }) ||
+                                 [&](const IndexMetadata& n) { return n.name == i.name && !removes_name(i.name); }) ||
                      std::any_of(op.removed_indices.begin(), op.removed_indices.end(),
                                  [&](const IndexMetadata& r) { return r.uuid == i.uuid; });
             });
