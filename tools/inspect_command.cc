@@ -47,12 +47,22 @@ Result<Json> BuildInspectJson(const Dataset& ds, bool with_rows) {
   j["version"] = ds.version();
   j["latest_version"] = ds.latest_version();
   j["manifest_naming"] = ds.manifest_naming();
-  LANCE_ASSIGN_OR_RAISE(auto versions, ds.Versions());
   j["versions"] = Json::array();
-  for (const auto& v : versions) {
-    j["versions"].push_back({{"version", v.version},
-                             {"timestamp", v.timestamp_nanos ? Json(FormatTimestamp(*v.timestamp_nanos)) : Json(nullptr)},
-                             {"operation", v.operation.empty() ? Json(nullptr) : Json(v.operation)}});
+  if (auto versions = ds.Versions(); versions.ok()) {
+    for (const auto& v : *versions) {
+      j["versions"].push_back({{"version", v.version},
+                               {"timestamp", v.timestamp_nanos ? Json(FormatTimestamp(*v.timestamp_nanos)) : Json(nullptr)},
+                               {"operation", v.operation.empty() ? Json(nullptr) : Json(v.operation)}});
+    }
+  } else {
+    // The version asked for opens even when another manifest is unreadable,
+    // as in pylance (only its versions() fails): list the numbers bare and
+    // say why, rather than refuse the version asked for.
+    std::cerr << "warning: the version list is incomplete: " << versions.status().ToString() << "\n";
+    j["versions_error"] = versions.status().ToString();
+    for (uint64_t v : ds.VersionNumbers()) {
+      j["versions"].push_back({{"version", v}, {"timestamp", nullptr}, {"operation", nullptr}});
+    }
   }
   LANCE_ASSIGN_OR_RAISE(j["data_storage_version"], ds.DataStorageVersion());
   j["reader_feature_flags"] = m.reader_feature_flags;

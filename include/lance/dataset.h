@@ -205,8 +205,12 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   Result<std::shared_ptr<FileReader>> OpenDataFileReader(const DataFile& file,
                                                          arrow::MemoryPool* pool = arrow::default_memory_pool()) const;
 
-  /// Every committed version, ascending.
+  /// Every committed version, ascending. Reads each version's manifest: an
+  /// unreadable one fails the whole list (as pylance's versions()).
   Result<std::vector<VersionInfo>> Versions() const;
+  /// The version numbers listed when the dataset was opened, ascending,
+  /// without reading their manifests.
+  std::vector<uint64_t> VersionNumbers() const;
   Result<std::map<std::string, TagInfo>> Tags() const;
 
   ~Dataset();

@@ -361,6 +361,13 @@ Result<std::vector<VersionInfo>> Dataset::Versions() const {
   return out;
 }
 
+std::vector<uint64_t> Dataset::VersionNumbers() const {
+  std::vector<uint64_t> out;
+  out.reserve(impl_->locations.size());
+  for (const auto& loc : impl_->locations) out.push_back(loc.version);
+  return out;
+}
+
 Result<std::map<std::string, TagInfo>> Dataset::Tags() const {
   LANCE_ASSIGN_OR_RAISE(auto tags, table::ListTags(*impl_->root));
   std::map<std::string, TagInfo> out;
