@@ -2,6 +2,7 @@
 // scalar index management through lance/index_ops.h.
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -22,10 +23,11 @@ const std::vector<std::string> kVectorFlags = {"--num-partitions", "--num-sub-ve
 
 int RunCreateIndex(const std::vector<std::string>& argv) {
   constexpr const char* kUsage =
-      "lance-cpp create-index URI COLUMN --type BTREE|BITMAP|LABEL_LIST|ZONEMAP|NGRAM [--name N] [--replace] "
-      "[--rows-per-zone N]";
+      "lance-cpp create-index URI COLUMN --type BTREE|BITMAP|LABEL_LIST|ZONEMAP|NGRAM|BLOOMFILTER [--name N] "
+      "[--replace] [--rows-per-zone N] [--number-of-items N] [--probability P]";
   Args args;
-  std::vector<std::string> value_flags = {"--type", "--name", "--rows-per-zone"};
+  std::vector<std::string> value_flags = {"--type", "--name", "--rows-per-zone", "--number-of-items",
+                                          "--probability"};
   value_flags.insert(value_flags.end(), kVectorFlags.begin(), kVectorFlags.end());
   if (auto err = ParseArgs(argv, value_flags, {"--replace", "--with-position"}, &args)) {
     return ReportUsage(err->message, kUsage);
@@ -34,10 +36,15 @@ int RunCreateIndex(const std::vector<std::string>& argv) {
   if (!args.Has("--type")) return ReportUsage("create-index needs --type", kUsage);
   std::string type = args.Get("--type");
   for (auto& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (type == "BTREE" || type == "BITMAP" || type == "LABEL_LIST" || type == "ZONEMAP" || type == "NGRAM") {
+  if (type == "BTREE" || type == "BITMAP" || type == "LABEL_LIST" || type == "ZONEMAP" || type == "NGRAM" ||
+      type == "BLOOMFILTER") {
     std::vector<std::string> flags = kVectorFlags;
     flags.push_back("--with-position");
     if (type != "ZONEMAP") flags.push_back("--rows-per-zone");
+    if (type != "BLOOMFILTER") {
+      flags.push_back("--number-of-items");
+      flags.push_back("--probability");
+    }
     for (const auto& f : flags) {
       if (args.Has(f)) return ReportUsage(f + " does not apply to a " + type + " index", kUsage);
     }
@@ -52,6 +59,22 @@ int RunCreateIndex(const std::vector<std::string>& argv) {
       return ReportUsage("--rows-per-zone takes a positive integer (got '" + v + "')", kUsage);
     }
     builder.RowsPerZone(std::stoull(v));
+  }
+  if (args.Has("--number-of-items")) {
+    const std::string& v = args.Get("--number-of-items");
+    if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos || std::stoull(v) == 0) {
+      return ReportUsage("--number-of-items takes a positive integer (got '" + v + "')", kUsage);
+    }
+    builder.NumberOfItems(std::stoull(v));
+  }
+  if (args.Has("--probability")) {
+    const std::string& v = args.Get("--probability");
+    char* end = nullptr;
+    const double p = v.empty() ? -1 : std::strtod(v.c_str(), &end);
+    if (v.empty() || end != v.c_str() + v.size() || !(p >= 0.0 && p < 1.0)) {
+      return ReportUsage("--probability takes a number in [0, 1) (got '" + v + "')", kUsage);
+    }
+    builder.Probability(p);
   }
   builder.Replace(args.Has("--replace"));
   auto v = builder.Commit();

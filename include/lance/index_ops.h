@@ -24,7 +24,8 @@ namespace lance {
 
 /// Builds one scalar index over a column (a top-level name or a nested
 /// path "a.b") and commits it. Types: "BTREE", "BITMAP", "LABEL_LIST" (a
-/// list column), "ZONEMAP" and "NGRAM" (case-insensitive). The other types
+/// list column), "ZONEMAP", "NGRAM" and "BLOOMFILTER" (case-insensitive).
+/// The other types
 /// pylance builds are refused as not implemented; names pylance does not
 /// know are invalid.
 ///
@@ -32,8 +33,8 @@ namespace lance {
 /// memory, spilling sorted runs to local temporary files and merging them
 /// beyond that (LANCE_CPP_INDEX_SORT_RUN_ROWS changes the number); a BITMAP
 /// or LABEL_LIST build holds every row id of the column (of each element)
-/// while it builds the bitmaps, as pylance's does; a ZONEMAP build holds one
-/// zone's values at a time. An NGRAM build holds the posting
+/// while it builds the bitmaps, as pylance's does; a ZONEMAP or BLOOMFILTER
+/// build holds one zone's values (and filter) at a time. An NGRAM build holds the posting
 /// bitmaps of at most as many rows (the same variable), spilling and merging
 /// beyond that; it refuses (NotImplemented) text with characters past
 /// U+017F, which pylance ASCII-folds by a table lance-cpp does not carry.
@@ -58,6 +59,18 @@ class CreateIndexBuilder {
     rows_per_zone_ = rows;
     return *this;
   }
+  /// BLOOMFILTER: the items each zone's filter is sized for, also the rows
+  /// per zone (pylance's `number_of_items`, default 8192), and its false-
+  /// positive probability (`probability`, default 0.00057, in [0, 1)).
+  /// Refused for the other types.
+  CreateIndexBuilder& NumberOfItems(uint64_t items) {
+    number_of_items_ = items;
+    return *this;
+  }
+  CreateIndexBuilder& Probability(double probability) {
+    probability_ = probability;
+    return *this;
+  }
   Result<std::shared_ptr<Dataset>> Commit();
   /// After a successful Commit: the index it added.
   const IndexMetadata& result() const { return result_; }
@@ -69,6 +82,8 @@ class CreateIndexBuilder {
   std::optional<std::string> name_;
   bool replace_ = false;
   std::optional<uint64_t> rows_per_zone_;
+  std::optional<uint64_t> number_of_items_;
+  std::optional<double> probability_;
   IndexMetadata result_;
 };
 

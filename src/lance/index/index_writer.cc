@@ -1,6 +1,7 @@
 #include "lance/index/index_writer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +14,7 @@
 
 #include "lance/file_reader.h"
 #include "lance/file_writer.h"
+#include "lance/index/bloom_filter.h"
 #include "lance/index/ngram.h"
 #include "lance/index/scalar_index.h"
 #include "lance/schema.h"
@@ -484,7 +486,7 @@ bool ZoneMapValueType(const arrow::DataType& t) {
   }
 }
 
-Status ZoneMapTrainer::Add(const std::shared_ptr<arrow::Array>& values, const arrow::UInt64Array& addresses) {
+Status ZoneTrainer::Add(const std::shared_ptr<arrow::Array>& values, const arrow::UInt64Array& addresses) {
   const int64_t n = values->length();
   for (int64_t i = 0; i < n;) {
     const uint64_t fragment = addresses.Value(i) >> 32;
@@ -511,23 +513,29 @@ Status ZoneMapTrainer::Add(const std::shared_ptr<arrow::Array>& values, const ar
   return Status::OK();
 }
 
-Status ZoneMapTrainer::Finish() { return rows_ > 0 ? Flush() : Status::OK(); }
+Status ZoneTrainer::Finish() { return rows_ > 0 ? Flush() : Status::OK(); }
+
+Status ZoneTrainer::Flush() {
+  arrow::ArrayVector values;
+  values.swap(chunk_);
+  rows_ = 0;
+  return AddZone(values, fragment_, first_, last_ - first_ + 1);
+}
 
 // One zone's statistics as pylance 14 records them: nulls counted and left
 // out of the bounds; for floats NaN is counted, left out of the min and made
 // the max (a zone of NaN alone has a null min).
-Status ZoneMapTrainer::Flush() {
+Status ZoneMapTrainer::AddZone(const arrow::ArrayVector& chunk, uint64_t fragment, uint64_t start, uint64_t length) {
   namespace cp = arrow::compute;
   // is_nan and min_max live in Arrow's registered compute kernels.
   static const Status compute_ready = cp::Initialize();
   LANCE_RETURN_NOT_OK(compute_ready);
   std::shared_ptr<arrow::Array> values;
-  if (chunk_.size() == 1) {
-    values = chunk_[0];
+  if (chunk.size() == 1) {
+    values = chunk[0];
   } else {
-    LANCE_ASSIGN_OR_RAISE(values, arrow::Concatenate(chunk_));
+    LANCE_ASSIGN_OR_RAISE(values, arrow::Concatenate(chunk));
   }
-  chunk_.clear();
   const auto nulls = static_cast<uint32_t>(values->null_count());
   uint32_t nans = 0;
   if (arrow::is_floating(type_->id())) {
@@ -562,10 +570,9 @@ Status ZoneMapTrainer::Flush() {
   zones_.maxs.push_back(max_array);
   zones_.null_counts.push_back(nulls);
   zones_.nan_counts.push_back(nans);
-  zones_.fragment_ids.push_back(fragment_);
-  zones_.starts.push_back(first_);
-  zones_.lengths.push_back(last_ - first_ + 1);
-  rows_ = 0;
+  zones_.fragment_ids.push_back(fragment);
+  zones_.starts.push_back(start);
+  zones_.lengths.push_back(length);
   return Status::OK();
 }
 
@@ -603,6 +610,75 @@ Result<std::vector<IndexFile>> WriteZoneMapIndex(const io::ObjectStore& store, c
   LANCE_ASSIGN_OR_RAISE(auto file, WriteFile(store, dir, "zonemap.lance", schema, {batch},
                                              {{"rows_per_zone", std::to_string(rows_per_zone)}}, file_version,
                                              {{"null_bitmap", EncodeRowIdTreeMap(null_rows)}}));
+  return std::vector<IndexFile>{file};
+}
+
+void BloomFilterZones::Append(const BloomFilterZones& o) {
+  fragment_ids.insert(fragment_ids.end(), o.fragment_ids.begin(), o.fragment_ids.end());
+  starts.insert(starts.end(), o.starts.begin(), o.starts.end());
+  lengths.insert(lengths.end(), o.lengths.begin(), o.lengths.end());
+  has_nulls.insert(has_nulls.end(), o.has_nulls.begin(), o.has_nulls.end());
+  filters.insert(filters.end(), o.filters.begin(), o.filters.end());
+}
+
+Status BloomFilterTrainer::AddZone(const arrow::ArrayVector& chunk, uint64_t fragment, uint64_t start,
+                                   uint64_t length) {
+  LANCE_ASSIGN_OR_RAISE(auto filter, SplitBlockBloomFilter::ForItems(number_of_items_, probability_));
+  bool has_null = false;
+  for (const auto& values : chunk) {
+    for (int64_t i = 0; i < values->length(); ++i) {
+      if (auto hash = BloomHash(*values, i)) {
+        filter.InsertHash(*hash);
+      } else {
+        has_null = true;
+      }
+    }
+  }
+  zones_.fragment_ids.push_back(fragment);
+  zones_.starts.push_back(start);
+  zones_.lengths.push_back(length);
+  zones_.has_nulls.push_back(has_null);
+  zones_.filters.push_back(filter.ToBytes());
+  return Status::OK();
+}
+
+std::string RustFloatText(double v) {
+  char buf[400];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::fixed);
+  return std::string(buf, r.ptr);
+}
+
+Result<std::vector<IndexFile>> WriteBloomFilterIndex(const io::ObjectStore& store, const std::string& dir,
+                                                     const BloomFilterZones& zones,
+                                                     const std::optional<std::vector<uint64_t>>& null_rows,
+                                                     uint64_t number_of_items,
+                                                     double probability, const std::string& file_version) {
+  arrow::UInt64Builder fragments, starts, lengths;
+  arrow::BooleanBuilder has_nulls;
+  arrow::BinaryBuilder filters;
+  LANCE_RETURN_NOT_OK(fragments.AppendValues(zones.fragment_ids));
+  LANCE_RETURN_NOT_OK(starts.AppendValues(zones.starts));
+  LANCE_RETURN_NOT_OK(lengths.AppendValues(zones.lengths));
+  LANCE_RETURN_NOT_OK(has_nulls.AppendValues(zones.has_nulls));
+  for (const auto& f : zones.filters) LANCE_RETURN_NOT_OK(filters.Append(f));
+  LANCE_ASSIGN_OR_RAISE(auto fi, fragments.Finish());
+  LANCE_ASSIGN_OR_RAISE(auto zs, starts.Finish());
+  LANCE_ASSIGN_OR_RAISE(auto zl, lengths.Finish());
+  LANCE_ASSIGN_OR_RAISE(auto hn, has_nulls.Finish());
+  LANCE_ASSIGN_OR_RAISE(auto bf, filters.Finish());
+  auto schema = arrow::schema({arrow::field("fragment_id", arrow::uint64(), false),
+                               arrow::field("zone_start", arrow::uint64(), false),
+                               arrow::field("zone_length", arrow::uint64(), false),
+                               arrow::field("has_null", arrow::boolean(), false),
+                               arrow::field("bloom_filter_data", arrow::binary(), false)});
+  auto batch = arrow::RecordBatch::Make(schema, static_cast<int64_t>(zones.size()), {fi, zs, zl, hn, bf});
+  LANCE_ASSIGN_OR_RAISE(auto file, WriteFile(store, dir, "bloomfilter.lance", schema, {batch},
+                                             {{"bloomfilter_item", std::to_string(number_of_items)},
+                                              {"bloomfilter_probability", RustFloatText(probability)}},
+                                             file_version,
+                                             null_rows ? std::vector<std::pair<std::string, std::string>>{
+                                                             {"null_bitmap", EncodeRowIdTreeMap(*null_rows)}}
+                                                       : std::vector<std::pair<std::string, std::string>>{}));
   return std::vector<IndexFile>{file};
 }
 

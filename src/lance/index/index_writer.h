@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,29 +71,88 @@ struct ZoneMapZones {
 };
 
 /// Cuts rows arriving in row-address order into zones as pylance 14's zone
-/// trainer does: `rows_per_zone` rows each (deleted rows are absent from
-/// the input; a zone spans its first to last offset), never across a
-/// fragment. Holds one zone's values at a time.
-class ZoneMapTrainer {
+/// trainer does (ZONEMAP and BLOOMFILTER share it): `rows_per_zone` rows
+/// each (deleted rows are absent from the input; a zone spans its first to
+/// last offset), never across a fragment. Holds one zone's values at a time
+/// and hands each zone to AddZone.
+class ZoneTrainer {
  public:
-  ZoneMapTrainer(std::shared_ptr<arrow::DataType> type, uint64_t rows_per_zone)
-      : type_(std::move(type)), rows_per_zone_(rows_per_zone) {}
+  explicit ZoneTrainer(uint64_t rows_per_zone) : rows_per_zone_(rows_per_zone) {}
+  virtual ~ZoneTrainer() = default;
   /// REQUIRES: addresses ascending across calls.
   Status Add(const std::shared_ptr<arrow::Array>& values, const arrow::UInt64Array& addresses);
   Status Finish();
-  const ZoneMapZones& zones() const { return zones_; }
   /// Row addresses of the null values seen, ascending.
   const std::vector<uint64_t>& null_rows() const { return null_rows_; }
 
+ protected:
+  /// One zone: its values (in pieces, nulls included), at offsets
+  /// [start, start + length) of `fragment`.
+  virtual Status AddZone(const arrow::ArrayVector& values, uint64_t fragment, uint64_t start, uint64_t length) = 0;
+
  private:
   Status Flush();
-  std::shared_ptr<arrow::DataType> type_;
   uint64_t rows_per_zone_;
-  ZoneMapZones zones_;
   std::vector<uint64_t> null_rows_;
   arrow::ArrayVector chunk_;
   uint64_t rows_ = 0, fragment_ = 0, first_ = 0, last_ = 0;
 };
+
+/// A ZONEMAP's zones: each one's bounds and counts.
+class ZoneMapTrainer : public ZoneTrainer {
+ public:
+  ZoneMapTrainer(std::shared_ptr<arrow::DataType> type, uint64_t rows_per_zone)
+      : ZoneTrainer(rows_per_zone), type_(std::move(type)) {}
+  const ZoneMapZones& zones() const { return zones_; }
+
+ protected:
+  Status AddZone(const arrow::ArrayVector& values, uint64_t fragment, uint64_t start, uint64_t length) override;
+
+ private:
+  std::shared_ptr<arrow::DataType> type_;
+  ZoneMapZones zones_;
+};
+
+/// Zones of a BLOOMFILTER index: where each is, whether it holds a null,
+/// and its serialized filter (bloom_filter.h).
+struct BloomFilterZones {
+  std::vector<uint64_t> fragment_ids, starts, lengths;
+  std::vector<bool> has_nulls;
+  std::vector<std::string> filters;
+  size_t size() const { return fragment_ids.size(); }
+  void Append(const BloomFilterZones& other);
+};
+
+/// A BLOOMFILTER's zones: `number_of_items` rows each (pylance's zone
+/// size is its filter's expected item count), one filter per zone sized for
+/// that many items at `probability`.
+class BloomFilterTrainer : public ZoneTrainer {
+ public:
+  BloomFilterTrainer(uint64_t number_of_items, double probability)
+      : ZoneTrainer(number_of_items), number_of_items_(number_of_items), probability_(probability) {}
+  const BloomFilterZones& zones() const { return zones_; }
+
+ protected:
+  Status AddZone(const arrow::ArrayVector& values, uint64_t fragment, uint64_t start, uint64_t length) override;
+
+ private:
+  uint64_t number_of_items_;
+  double probability_;
+  BloomFilterZones zones_;
+};
+
+/// bloomfilter.lance of `zones` and their null rows (none recorded when
+/// unset, as a file of an older writer), with the parameters in its schema
+/// metadata as pylance 14 records them.
+Result<std::vector<IndexFile>> WriteBloomFilterIndex(const io::ObjectStore& store, const std::string& dir,
+                                                     const BloomFilterZones& zones,
+                                                     const std::optional<std::vector<uint64_t>>& null_rows,
+                                                     uint64_t number_of_items,
+                                                     double probability, const std::string& file_version);
+
+/// `v` as Rust's f64 Display writes it (the shortest digits that read back
+/// as `v`, never an exponent): how pylance records a probability.
+std::string RustFloatText(double v);
 
 /// The value types a ZONEMAP index is built on by lance-cpp (those whose
 /// bounds pylance 14 records and lance-cpp's reader uses).

@@ -41,8 +41,8 @@ Result<RowIds> CombineAndOr(const arrow::compute::Expression::Call& call,
 
 namespace {
 
-// Index types lance-cpp reads. The later types (BLOOMFILTER, INVERTED)
-// join this table with their readers.
+// Index types lance-cpp reads. INVERTED (full-text) is not one of them
+// yet: its indices are not used.
 const ScalarIndexType kTypes[] = {
     {"lance.table.BTreeIndexDetails", "BTree", &OpenBTreeIndex},
     // pylance 0.36 named the message in its index package; same files.
@@ -51,6 +51,8 @@ const ScalarIndexType kTypes[] = {
     {"lance.table.LabelListIndexDetails", "LabelList", &OpenLabelListIndex},
     {"lance.table.ZoneMapIndexDetails", "ZoneMap", &OpenZoneMapIndex},
     {"lance.table.NGramIndexDetails", "NGram", &OpenNGramIndex},
+    // pylance 14 names this message in its index package.
+    {"lance.index.pb.BloomFilterIndexDetails", "BloomFilter", &OpenBloomFilterIndex},
 };
 
 }  // namespace

@@ -117,11 +117,13 @@ Result<RowIds> DecodeRoaringTreemap(std::string_view bytes, const std::string& c
 /// A serialized RowIdTreeMap (a bitmap index's row sets) as sorted row ids.
 Result<RowIds> DecodeRowIdTreeMap(std::string_view bytes, const std::string& context);
 
-// The readers the registry knows (btree.cc, bitmap.cc, label_list.cc, zonemap.cc, ngram.cc).
+// The readers the registry knows (btree.cc, bitmap.cc, label_list.cc, zonemap.cc, ngram.cc,
+// bloomfilter.cc).
 Result<std::unique_ptr<ScalarIndex>> OpenBTreeIndex(const Dataset& dataset, const IndexMetadata& metadata);
 Result<std::unique_ptr<ScalarIndex>> OpenBitmapIndex(const Dataset& dataset, const IndexMetadata& metadata);
 Result<std::unique_ptr<ScalarIndex>> OpenLabelListIndex(const Dataset& dataset, const IndexMetadata& metadata);
 Result<std::unique_ptr<ScalarIndex>> OpenZoneMapIndex(const Dataset& dataset, const IndexMetadata& metadata);
 Result<std::unique_ptr<ScalarIndex>> OpenNGramIndex(const Dataset& dataset, const IndexMetadata& metadata);
+Result<std::unique_ptr<ScalarIndex>> OpenBloomFilterIndex(const Dataset& dataset, const IndexMetadata& metadata);
 
 }  // namespace lance::index

@@ -1,5 +1,5 @@
 // Scalar index create, drop and describe (lance/index_ops.h): BTREE,
-// BITMAP, LABEL_LIST, ZONEMAP and NGRAM built from one scan of the column,
+// BITMAP, LABEL_LIST, ZONEMAP, NGRAM and BLOOMFILTER built from one scan of the column,
 // committed as CreateIndex as pylance 14's create_scalar_index / drop_index
 // commit them.
 #include "lance/index_ops.h"
@@ -11,6 +11,7 @@
 #include <arrow/api.h>
 
 #include "lance/dataset_internal.h"
+#include "lance/index/bloom_filter.h"
 #include "lance/index/index_writer.h"
 #include "lance/index/scalar_index.h"
 #include "lance/ops/dataset_ops_internal.h"
@@ -73,14 +74,15 @@ Status CheckListOrZoneColumn(const std::string& type, const arrow::DataType& t) 
 Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   const Dataset& ds = *dataset_;
   const std::string type = Upper(index_type_);
-  static const std::set<std::string> kLater = {"BLOOMFILTER", "INVERTED",
+  static const std::set<std::string> kLater = {"INVERTED",
                                                "FTS", "RTREE", "MINHASHLSH", "IVF_FLAT", "IVF_PQ", "IVF_SQ",
                                                "IVF_RQ", "IVF_HNSW_SQ", "IVF_HNSW_PQ", "IVF_HNSW_FLAT"};
   if (kLater.count(type)) {
     return Status::NotImplemented("index type ", type,
-                                  " is not implemented in lance-cpp yet (BTREE, BITMAP, LABEL_LIST, ZONEMAP and NGRAM are)");
+                                  " is not implemented in lance-cpp yet (BTREE, BITMAP, LABEL_LIST, ZONEMAP, NGRAM and BLOOMFILTER are)");
   }
-  if (type != "BTREE" && type != "BITMAP" && type != "LABEL_LIST" && type != "ZONEMAP" && type != "NGRAM") {
+  if (type != "BTREE" && type != "BITMAP" && type != "LABEL_LIST" && type != "ZONEMAP" && type != "NGRAM" &&
+      type != "BLOOMFILTER") {
     return Status::Invalid("unknown index type '", index_type_, "': pylance 14 supports BTREE, BITMAP, NGRAM, ZONEMAP, ",
                            "LABEL_LIST, INVERTED, BLOOMFILTER, RTREE, MINHASHLSH and the IVF_* vector types");
   }
@@ -89,6 +91,15 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   LANCE_ASSIGN_OR_RAISE(auto arrow_type, ArrowTypeFromField(*field));
   if (rows_per_zone_ && type != "ZONEMAP") return Status::Invalid("rows_per_zone does not apply to a ", type, " index");
   if (rows_per_zone_ && *rows_per_zone_ == 0) return Status::Invalid("rows_per_zone must be greater than zero");
+  if ((number_of_items_ || probability_) && type != "BLOOMFILTER") {
+    return Status::Invalid(number_of_items_ ? "number_of_items" : "probability", " does not apply to a ", type, " index");
+  }
+  const uint64_t number_of_items = number_of_items_.value_or(8192);
+  const double probability = probability_.value_or(0.00057);
+  if (number_of_items == 0) return Status::Invalid("number_of_items must be greater than zero");
+  if (!(probability >= 0.0 && probability < 1.0)) {
+    return Status::Invalid("probability must be in [0, 1) (got ", probability, ")");
+  }
   if (type == "NGRAM") {
     // pylance's rule (lance/dataset.py).
     if (arrow_type->id() != arrow::Type::STRING && arrow_type->id() != arrow::Type::LARGE_STRING) {
@@ -96,6 +107,16 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
     }
   } else if (type == "LABEL_LIST" || type == "ZONEMAP") {
     LANCE_RETURN_NOT_OK(CheckListOrZoneColumn(type, *arrow_type));
+  } else if (type == "BLOOMFILTER") {
+    // pylance's refusals (rust/lance-index/src/scalar/bloomfilter.rs).
+    if (arrow::is_nested(arrow_type->id())) {
+      return Status::Invalid("A bloom filter index can only be created on a non-nested field.");
+    }
+    if (!index::BloomFilterValueType(*arrow_type)) {
+      return Status::Invalid("Bloom filter index does not support data type: ", arrow_type->ToString(),
+                             ". Supported types: Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float32, ",
+                             "Float64, Utf8, LargeUtf8, Binary, LargeBinary, Date32, Date64, Time32, Time64, Timestamp");
+    }
   } else if (!IndexableType(*arrow_type)) {
     return Status::Invalid("BTREE/BITMAP index column ", column_, " must be int, float, bool, str, large_str, binary, ",
                            "large_binary, decimal, fixed-size-binary, or temporal (it is ", arrow_type->ToString(), ")");
@@ -119,7 +140,7 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   // index_version 1, as pylance 14); otherwise the dataset's row ids
   // (BITMAP and NGRAM always, index_version 0).
   const bool stable = ds.manifest().UsesStableRowIds();
-  const bool addresses = type == "BTREE" || !stable;
+  const bool addresses = type == "BTREE" || type == "BLOOMFILTER" || !stable;
   ScanBuilder scan(dataset_);
   scan.Project({column_}).UseScalarIndex(false);
   if (addresses) scan.WithRowAddress(); else scan.WithRowId();
@@ -139,6 +160,10 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   if (type == "LABEL_LIST") {
     meta.index_details_type_url = "/lance.table.LabelListIndexDetails";
     meta.index_version = 1;
+  } else if (type == "BLOOMFILTER") {
+    // An empty BloomFilterIndexDetails; the parameters are in the file.
+    meta.index_details_type_url = "/lance.index.pb.BloomFilterIndexDetails";
+    meta.index_version = 0;
   } else if (type == "ZONEMAP") {
     meta.index_details_type_url = "/lance.table.ZoneMapIndexDetails";
     meta.index_details_value = ops::ZoneMapDetails(rows_per_zone, ops::ZoneMapDefaultUseSeeds(*arrow_type));
@@ -150,6 +175,13 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
     if (type == "LABEL_LIST" || type == "ZONEMAP") {
       return ops::WriteListOrZoneIndex(dataset_, column_, type, arrow_type, rows_per_zone, store, dir, file_version,
                                        std::nullopt);
+    }
+    if (type == "BLOOMFILTER") {
+      // Zones hold row addresses, also with stable row ids (as pylance's).
+      index::BloomFilterTrainer trainer(number_of_items, probability);
+      LANCE_RETURN_NOT_OK(ops::TrainZones(dataset_, column_, std::nullopt, &trainer));
+      return index::WriteBloomFilterIndex(store, dir, trainer.zones(), trainer.null_rows(), number_of_items,
+                                          probability, file_version);
     }
     if (type == "BTREE") {
       LANCE_ASSIGN_OR_RAISE(auto rows, scan.ToReader());

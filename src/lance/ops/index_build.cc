@@ -161,7 +161,7 @@ Status FlattenLists(const arrow::ChunkedArray& lists, const arrow::ChunkedArray&
 }
 
 Status TrainZones(const std::shared_ptr<const Dataset>& dataset, const std::string& column,
-                  const std::optional<std::vector<uint64_t>>& fragments, index::ZoneMapTrainer* trainer) {
+                  const std::optional<std::vector<uint64_t>>& fragments, index::ZoneTrainer* trainer) {
   ScanOptions options;
   options.columns = {column};
   options.use_scalar_index = false;

@@ -59,7 +59,7 @@ Status FlattenLists(const arrow::ChunkedArray& lists, const arrow::ChunkedArray&
 
 /// Streams `column` of `fragments` by row address into `trainer`.
 Status TrainZones(const std::shared_ptr<const Dataset>& dataset, const std::string& column,
-                  const std::optional<std::vector<uint64_t>>& fragments, index::ZoneMapTrainer* trainer);
+                  const std::optional<std::vector<uint64_t>>& fragments, index::ZoneTrainer* trainer);
 
 /// One input of the arrays given (or an empty one of `type`).
 Result<index::IndexInput> Concat(const arrow::ArrayVector& values, const arrow::ArrayVector& ids,

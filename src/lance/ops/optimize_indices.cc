@@ -10,6 +10,7 @@
 
 #include "lance/dataset_internal.h"
 #include "lance/file_reader.h"
+#include "lance/index/bloom_filter.h"
 #include "lance/index/index_writer.h"
 #include "lance/index/scalar_index.h"
 #include "lance/index_ops.h"
@@ -22,7 +23,7 @@
 namespace lance {
 namespace {
 
-enum class Kind { kBTree, kBitmap, kLabelList, kZoneMap };
+enum class Kind { kBTree, kBitmap, kLabelList, kZoneMap, kBloomFilter };
 
 Result<Kind> KindOf(const IndexMetadata& index) {
   const auto* type = index::FindScalarIndexType(index.index_details_type_url);
@@ -31,8 +32,10 @@ Result<Kind> KindOf(const IndexMetadata& index) {
   if (name == "Bitmap") return Kind::kBitmap;
   if (name == "LabelList") return Kind::kLabelList;
   if (name == "ZoneMap") return Kind::kZoneMap;
+  if (name == "BloomFilter") return Kind::kBloomFilter;
   return Status::NotImplemented("optimizing index '", index.name, "' of type ", name.empty() ? "(unknown)" : name,
-                                " is not implemented in lance-cpp (BTREE, BITMAP, LABEL_LIST and ZONEMAP are)");
+                                " is not implemented in lance-cpp (BTREE, BITMAP, LABEL_LIST, ZONEMAP and ",
+                                "BLOOMFILTER are)");
 }
 
 // Keeps old index rows as pylance 14 does: by fragment (the row address's
@@ -350,7 +353,8 @@ Result<std::shared_ptr<const Dataset>> OptimizeIndicesBuilder::Commit() {
       written.push_back(dir);
       const std::vector<uint64_t> scan_fragments = merge ? unindexed : std::vector<uint64_t>(coverage.begin(), coverage.end());
       // Old rows of live covered fragments, as pylance filters them.
-      const bool ids_are_addresses = kind == Kind::kBTree || kind == Kind::kZoneMap || !stable;
+      const bool ids_are_addresses =
+          kind == Kind::kBTree || kind == Kind::kZoneMap || kind == Kind::kBloomFilter || !stable;
       OldRowFilter filter;
       if (merge) {
         LANCE_ASSIGN_OR_RAISE(filter, MakeFilter(ds, effective, !ids_are_addresses));
@@ -440,6 +444,33 @@ Result<std::shared_ptr<const Dataset>> OptimizeIndicesBuilder::Commit() {
           null_rows.erase(std::unique(null_rows.begin(), null_rows.end()), null_rows.end());
           LANCE_ASSIGN_OR_RAISE(files, index::WriteZoneMapIndex(store, dir, value_type, zones, null_rows,
                                                                  rows_per_zone, file_version));
+          break;
+        }
+        case Kind::kBloomFilter: {
+          meta.index_version = 0;
+          // The parameters are the old file's; its zones all stay (as
+          // pylance's update) and the new fragments' zones follow.
+          LANCE_ASSIGN_OR_RAISE(auto reader, OpenFile(ds, reference, "bloomfilter.lance"));
+          LANCE_ASSIGN_OR_RAISE(
+              auto old, index::ReadBloomFilterFile(*reader, "index '" + name + "' (" + reference.UuidString() + ")"));
+          index::BloomFilterZones zones;
+          std::optional<std::vector<uint64_t>> null_rows = std::vector<uint64_t>();
+          if (merge) {
+            zones = std::move(old.zones);
+            // Without the old null rows (files before pylance 14) none are
+            // written: IS NULL then checks every zone's has_null.
+            null_rows = std::move(old.null_rows);
+          }
+          index::BloomFilterTrainer trainer(old.number_of_items, old.probability);
+          if (!scan_fragments.empty()) LANCE_RETURN_NOT_OK(ops::TrainZones(dataset_, column, scan_fragments, &trainer));
+          zones.Append(trainer.zones());
+          if (null_rows) {
+            null_rows->insert(null_rows->end(), trainer.null_rows().begin(), trainer.null_rows().end());
+            std::sort(null_rows->begin(), null_rows->end());
+            null_rows->erase(std::unique(null_rows->begin(), null_rows->end()), null_rows->end());
+          }
+          LANCE_ASSIGN_OR_RAISE(files, index::WriteBloomFilterIndex(store, dir, zones, null_rows, old.number_of_items,
+                                                                    old.probability, file_version));
           break;
         }
       }
