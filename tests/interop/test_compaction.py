@@ -268,23 +268,36 @@ def test_compact_lance_cpp_written(tmp_path, lance_cpp):
 
 @pytest.mark.parametrize("stable", [False, True], ids=["addr", "stable"])
 def test_index_refusals(tmp_path, lance_cpp, stable):
-    """A compacted fragment's rows move, and pylance 14 then rewrites the
-    indices covering them, stable row ids or not. lance-cpp cannot yet:
-    refused, naming the index, nothing written. Fragments no index covers
-    still compact, and the indices answer as before."""
+    """A compacted fragment's rows move, and the indices over them are
+    remapped (tests/interop/test_compaction_index_remap.py). One lance-cpp
+    cannot remap (a full-text index over row addresses) is refused, naming
+    the index, nothing written; over stable row ids its ids do not move and
+    it follows the rewrite, as pylance's. Fragments no index covers still
+    compact, and the indices answer as before."""
     path = tmp_path / "idx.lance"
     build(path, [30, 30, 30], stable=stable)
     lance.dataset(path).create_scalar_index("id", "BTREE", name="id_idx")
+    lance.dataset(path).create_scalar_index("s", "INVERTED", name="s_fts")
     lance.dataset(path).delete("id % 5 = 2")
     files = sorted(p.name for p in (path / "data").iterdir())
     version = lance.dataset(path).version
+    if stable:
+        uuid = {i["name"]: i["uuid"] for i in lance.dataset(path).list_indices()}["s_fts"]
+        proc = lance_cpp.run("compact", path)
+        assert proc.returncode == 0, proc.stderr
+        ds = lance.dataset(path)
+        after = {i["name"]: i for i in ds.list_indices()}
+        assert after["s_fts"]["uuid"] == uuid and sorted(after["s_fts"]["fragment_ids"]) == [3]
+        assert ds.to_table(full_text_query="s41")["id"].to_pylist() == [41]
+        return
     proc = lance_cpp.run("compact", path)
     assert proc.returncode == 1
-    assert "id_idx" in proc.stderr and "remap" in proc.stderr
+    assert "s_fts" in proc.stderr and "Inverted" in proc.stderr and "remap" in proc.stderr, proc.stderr
     assert sorted(p.name for p in (path / "data").iterdir()) == files
     assert lance.dataset(path).version == version
     # The plan is pylance's; only its execution is refused.
     assert cpp_plan(lance_cpp, path) == pylance_plan(path, {}) == [[0, 1, 2]]
+    lance.dataset(path).drop_index("s_fts")
     start = 90
     for n in (20, 20):
         lance.write_dataset(rows(start, n), path, mode="append", max_rows_per_file=n)
@@ -304,6 +317,13 @@ def test_index_refusals(tmp_path, lance_cpp, stable):
                 .equals(ds.to_table(filter=flt, use_scalar_index=False).sort_by("id"))), flt
     assert sorted((i["name"], sorted(i["fragment_ids"])) for i in ds.list_indices()) == [
         ("id_idx", [0, 1, 2]), ("s_idx", [0, 1, 2, 3, 4])]
+    # The BTREE is remapped now that nothing else is in the way.
+    proc = lance_cpp.run("compact", path)
+    assert proc.returncode == 0, proc.stderr
+    ds = lance.dataset(path)
+    for flt in ("id = 41", "id = 42", "id > 70 and id < 150", "s = 's13'"):
+        assert (ds.to_table(filter=flt).sort_by("id")
+                .equals(ds.to_table(filter=flt, use_scalar_index=False).sort_by("id"))), flt
 
 
 def test_option_refusals(tmp_path, lance_cpp):

@@ -407,6 +407,38 @@ TEST(RewriteManifest, SplicesAndChecks) {
   EXPECT_TRUE(refused.status().IsNotImplemented());
   EXPECT_NE(refused.status().message().find("id_idx"), std::string::npos);
 
+  // Rewritten: the entry takes the new uuid and files and its bitmap swaps
+  // the group's old fragments for the new one. A zone map, never remapped,
+  // keeps its bitmap without stable row ids.
+  index.index_details_type_url = "/lance.table.BTreeIndexDetails";
+  index.uuid[0] = 1;
+  IndexMetadata zones;
+  zones.name = "z";
+  zones.uuid[0] = 2;
+  zones.index_details_type_url = "/lance.table.ZoneMapIndexDetails";
+  zones.fragment_ids = std::vector<uint32_t>{0, 1, 2};
+  base.indices = {index, zones};
+  txn::Rewrite remapped = op;
+  txn::RewrittenIndex ri;
+  ri.old_uuid = index.uuid;
+  ri.new_uuid[0] = 3;
+  ri.details_type_url = index.index_details_type_url;
+  ri.files = {{"page_data.lance", 10}, {"page_lookup.lance", 5}};
+  remapped.rewritten_indices = {ri};
+  auto swapped = txn::BuildManifest(txn::Transaction::Make(5, remapped), in, {});
+  ASSERT_TRUE(swapped.ok()) << swapped.status().ToString();
+  ASSERT_EQ(swapped->indices.size(), 2u);
+  EXPECT_EQ(swapped->indices[0].uuid, ri.new_uuid);
+  EXPECT_EQ(swapped->indices[0].fragment_ids, (std::vector<uint32_t>{0, 9}));
+  ASSERT_EQ(swapped->indices[0].files.size(), 2u);
+  EXPECT_EQ(swapped->indices[0].files[1].path, "page_lookup.lance");
+  EXPECT_EQ(swapped->indices[1].fragment_ids, (std::vector<uint32_t>{0, 1, 2}));
+  // A group half covered by the index is a bad plan.
+  base.indices[0].fragment_ids = std::vector<uint32_t>{0, 1};
+  auto split = txn::BuildManifest(txn::Transaction::Make(5, remapped), in, {});
+  ASSERT_FALSE(split.ok());
+  EXPECT_NE(split.status().message().find("split of indexed and non-indexed"), std::string::npos);
+
   txn::ReserveFragments reserve{4};
   auto reserved = txn::BuildManifest(txn::Transaction::Make(5, reserve), in, {});
   ASSERT_TRUE(reserved.ok());

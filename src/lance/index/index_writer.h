@@ -4,6 +4,7 @@
 // file writer.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,10 @@
 #include "lance/index_metadata.h"
 #include "lance/io/object_store.h"
 #include "lance/status.h"
+
+namespace lance {
+class FileReader;
+}  // namespace lance
 
 namespace lance::index {
 
@@ -163,6 +168,15 @@ Result<std::vector<IndexFile>> WriteZoneMapIndex(const io::ObjectStore& store, c
                                                  const std::shared_ptr<arrow::DataType>& type,
                                                  const ZoneMapZones& zones, const std::vector<uint64_t>& null_rows,
                                                  uint64_t rows_per_zone, const std::string& file_version);
+
+/// The NGRAM index of `old` (its ngram_postings.lance) with each row id
+/// mapped by `map` (nullopt: the row is gone), written into `dir`: every
+/// token stays, with an empty list when none of its rows do, as pylance's
+/// remap keeps them.
+Result<std::vector<IndexFile>> RemapNGramIndex(const io::ObjectStore& store, const std::string& dir,
+                                               const FileReader& old,
+                                               const std::function<std::optional<uint64_t>(uint64_t)>& map,
+                                               const std::string& file_version);
 
 /// `ids` (sorted, unique) serialized as a RowIdTreeMap.
 std::string EncodeRowIdTreeMap(const std::vector<uint64_t>& ids);

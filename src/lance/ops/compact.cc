@@ -19,6 +19,7 @@
 #include "lance/ops/compact_binary_copy.h"
 #include "lance/ops/dataset_ops_internal.h"
 #include "lance/ops/fragment_writer.h"
+#include "lance/ops/index_remap.h"
 #include "lance/ops/retry.h"
 #include "lance/scanner.h"
 #include "lance/table/row_id_sequence.h"
@@ -307,26 +308,6 @@ Result<CompactionPlan> PlanOf(const Dataset& dataset, const CompactionOptions& o
   return plan;
 }
 
-// Rewritten rows move to new addresses, and the indices covering them would
-// have to be rewritten: pylance 14 remaps them, stable row ids or not (an
-// index kept as it was answers wrongly). lance-cpp cannot write index files
-// yet: refuse, before anything is written, rather than leave them pointing
-// at old rows.
-Status CheckNoIndexCovers(const Dataset& dataset, const std::vector<uint64_t>& fragment_ids) {
-  LANCE_ASSIGN_OR_RAISE(auto fragmaps, IndexFragmaps(dataset));
-  for (uint64_t id : fragment_ids) {
-    for (size_t i = 0; i < fragmaps.size(); ++i) {
-      if (!fragmaps[i].count(static_cast<uint32_t>(id))) continue;
-      const auto& index = dataset.indices()[i];
-      return Status::NotImplemented("cannot compact fragment ", id, " of dataset ", dataset.uri(), ": index '",
-                                    index.name, "' (", index.UuidString(),
-                                    ") covers it and would have to be remapped, which lance-cpp cannot do "
-                                    "yet (exclude the fragments it covers, or drop the index)");
-    }
-  }
-  return Status::OK();
-}
-
 // With stable row ids the rows keep their ids: each old fragment's row id
 // segments and created_at / last_updated_at runs, less the deleted rows, cut
 // at the new fragments' boundaries (the reference's rechunk_stable_row_ids
@@ -527,8 +508,11 @@ Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, con
   return result;
 }
 
-Result<CompactionResult> Commit(const io::ObjectStore& store, const std::vector<RewriteResult>& results,
+// `dataset` is the handle the caller holds; the indices remapped are those
+// of the version the results read.
+Result<CompactionResult> Commit(const Dataset& dataset, const std::vector<RewriteResult>& results,
                                 const CompactionOptions& options) {
+  const io::ObjectStore& store = *DatasetAccess::Store(dataset);
   CompactionResult out;
   if (results.empty()) {
     LANCE_ASSIGN_OR_RAISE(auto latest, txn::LoadLatestForWrite(store));
@@ -575,9 +559,26 @@ Result<CompactionResult> Commit(const io::ObjectStore& store, const std::vector<
     for (auto& f : group.new_fragments) f.id = ids[next++];
     rewrite.groups.push_back(std::move(group));
   }
-  LANCE_ASSIGN_OR_RAISE(auto committed,
-                        ops::CommitTransaction(store, txn::Transaction::Make(read_version, std::move(rewrite)), commit_options));
-  out.version = committed.version;
+  // The indices over the old rows, written anew over the new addresses.
+  std::vector<std::string> index_dirs;
+  auto remove_indices = [&]() {
+    for (const auto& dir : index_dirs) (void)store.DeleteDirectory(dir);
+  };
+  auto read = ops::AtVersion(dataset, read_version);
+  if (!read.ok()) return read.status();
+  auto remapped = ops::RemapIndices(**read, rewrite.groups, &index_dirs);
+  if (!remapped.ok()) {
+    remove_indices();
+    return remapped.status();
+  }
+  rewrite.rewritten_indices = std::move(*remapped);
+  auto committed =
+      ops::CommitTransaction(store, txn::Transaction::Make(read_version, std::move(rewrite)), commit_options);
+  if (!committed.ok()) {
+    remove_indices();
+    return committed.status();
+  }
+  out.version = committed->version;
   out.committed = true;
   return out;
 }
@@ -615,7 +616,7 @@ Result<CompactionResult> CompactOnce(const std::shared_ptr<const Dataset>& datas
   }
   std::vector<uint64_t> rewritten;
   for (const auto& task : plan->tasks) rewritten.insert(rewritten.end(), task.fragment_ids.begin(), task.fragment_ids.end());
-  LANCE_RETURN_NOT_OK(CheckNoIndexCovers(*dataset, rewritten));
+  LANCE_RETURN_NOT_OK(ops::CheckIndicesRemappable(*dataset, rewritten));
   uint64_t total = 0;
   for (const auto& task : plan->tasks) {
     for (uint64_t id : task.fragment_ids) {
@@ -655,7 +656,7 @@ Result<CompactionResult> CompactOnce(const std::shared_ptr<const Dataset>& datas
   }
   std::vector<RewriteResult> results = done();
   progress.Finish();
-  auto committed = Commit(store, results, validated);
+  auto committed = Commit(*dataset, results, validated);
   if (!committed.ok()) RemoveNewFiles(store, results);
   return committed;
 }
@@ -693,7 +694,7 @@ Result<RewriteResult> ExecuteCompactionTask(const Dataset& handle, const Compact
   LANCE_ASSIGN_OR_RAISE(std::shared_ptr<const Dataset> dataset, ops::AtVersion(handle, task.read_version));
   LANCE_ASSIGN_OR_RAISE(auto validated, Validated(options, *dataset));
   LANCE_RETURN_NOT_OK(CheckCompactable(*dataset));
-  LANCE_RETURN_NOT_OK(CheckNoIndexCovers(*dataset, task.fragment_ids));
+  LANCE_RETURN_NOT_OK(ops::CheckIndicesRemappable(*dataset, task.fragment_ids));
   util::ProgressStage progress(validated.progress, "compacting", "rows");
   return Execute(dataset, task, validated, &progress);
 }
@@ -701,7 +702,7 @@ Result<RewriteResult> ExecuteCompactionTask(const Dataset& handle, const Compact
 Result<CompactionResult> CommitCompaction(const Dataset& dataset, const std::vector<RewriteResult>& results,
                                           const CompactionOptions& options) {
   LANCE_RETURN_NOT_OK(ops::CheckConfigSupported(dataset));
-  return Commit(*DatasetAccess::Store(dataset), results, options);
+  return Commit(dataset, results, options);
 }
 
 // ---- The URI functions: open, then the handle ----

@@ -7,9 +7,12 @@
 #include <arrow/compute/api.h>
 
 #include "lance/dataset_internal.h"
+#include "lance/file_reader.h"
+#include "lance/index/scalar_index.h"
 #include "lance/ops/dataset_ops_internal.h"
 #include "lance/ops/index_build_internal.h"
 #include "lance/scanner.h"
+#include "lance/table/index_rows.h"
 #include "lance/txn/commit.h"
 
 namespace lance::ops {
@@ -37,7 +40,7 @@ std::array<uint8_t, 16> UuidBytes(const std::string& text) {
   return out;
 }
 
-bool IsSystemIndex(const IndexMetadata& i) { return i.name == "__lance_frag_reuse" || i.name == "__lance_mem_wal"; }
+bool IsSystemIndex(const IndexMetadata& i) { return table::IsSystemIndex(i); }
 
 Result<std::shared_ptr<Dataset>> CommitIndexChange(const Dataset& dataset, txn::CreateIndex op) {
   LANCE_RETURN_NOT_OK(CheckWritable(dataset));
@@ -220,6 +223,67 @@ Result<std::vector<IndexFile>> WriteListOrZoneIndex(const std::shared_ptr<const 
   const auto& element = static_cast<const arrow::BaseListType&>(*value_type).value_type();
   LANCE_ASSIGN_OR_RAISE(auto elements, Concat(values, ids, element));
   return index::WriteLabelListIndex(store, dir, elements, list_nulls, file_version);
+}
+
+Result<std::shared_ptr<FileReader>> OpenFile(const Dataset& ds, const IndexMetadata& index, const std::string& name) {
+  LANCE_ASSIGN_OR_RAISE(auto reader, index::OpenIndexFile(ds, index, name));
+  if (reader == nullptr) {
+    return Status::NotImplemented("index '", index.name, "' (", index.UuidString(), "): ", name,
+                                  " is in a file format lance-cpp does not read");
+  }
+  return reader;
+}
+
+Result<std::vector<uint64_t>> ReadRowSet(const FileReader& reader, const std::string& key, const std::string& what) {
+  const auto& meta = reader.schema().metadata;
+  auto it = meta.find(key);
+  if (it == meta.end() || it->second.empty() || it->second.find_first_not_of("0123456789") != std::string::npos ||
+      it->second.size() > 6) {
+    return Status::NotImplemented(what, ": no ", key, " buffer lance-cpp can read");
+  }
+  const size_t buffer = std::stoul(it->second);
+  if (buffer == 0 || buffer >= reader.layout().global_buffers.size()) {
+    return Status::Invalid(what, ": ", key, " names global buffer ", buffer, ", which the file does not have");
+  }
+  LANCE_ASSIGN_OR_RAISE(auto bytes, reader.ReadGlobalBuffer(buffer));
+  return index::DecodeRowIdTreeMap(
+      std::string_view(reinterpret_cast<const char*>(bytes->data()), static_cast<size_t>(bytes->size())), what);
+}
+
+Status BitmapRows(const Dataset& ds, const IndexMetadata& index, const RowMap& map, arrow::ArrayVector* values,
+                  arrow::ArrayVector* ids, std::vector<uint64_t>* list_nulls) {
+  LANCE_ASSIGN_OR_RAISE(auto reader, OpenFile(ds, index, "bitmap_page_lookup.lance"));
+  LANCE_ASSIGN_OR_RAISE(auto table, reader->ReadAll({"keys", "bitmaps"}));
+  LANCE_ASSIGN_OR_RAISE(auto batch, table->CombineChunksToBatch());
+  const auto& bitmaps = *batch->column(1);
+  const std::string what = "index '" + index.name + "' (" + index.UuidString() + ")";
+  arrow::Int64Builder take;
+  arrow::UInt64Builder kept;
+  for (int64_t k = 0; k < batch->num_rows(); ++k) {
+    if (bitmaps.IsNull(k)) continue;
+    std::string_view bytes = bitmaps.type_id() == arrow::Type::LARGE_BINARY
+                                 ? static_cast<const arrow::LargeBinaryArray&>(bitmaps).GetView(k)
+                                 : static_cast<const arrow::BinaryArray&>(bitmaps).GetView(k);
+    LANCE_ASSIGN_OR_RAISE(auto rows, index::DecodeRowIdTreeMap(bytes, what));
+    for (uint64_t id : rows) {
+      const auto to = map(id);
+      if (!to) continue;
+      LANCE_RETURN_NOT_OK(take.Append(k));
+      LANCE_RETURN_NOT_OK(kept.Append(*to));
+    }
+  }
+  LANCE_ASSIGN_OR_RAISE(auto indices, take.Finish());
+  LANCE_ASSIGN_OR_RAISE(auto keys, arrow::compute::Take(batch->column(0), indices));
+  values->push_back(keys.make_array());
+  LANCE_ASSIGN_OR_RAISE(auto kept_ids, kept.Finish());
+  ids->push_back(kept_ids);
+  if (list_nulls != nullptr) {
+    LANCE_ASSIGN_OR_RAISE(auto nulls, ReadRowSet(*reader, "lance:label_list_nulls", what));
+    for (uint64_t id : nulls) {
+      if (const auto to = map(id)) list_nulls->push_back(*to);
+    }
+  }
+  return Status::OK();
 }
 
 }  // namespace lance::ops

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -73,5 +74,23 @@ Result<std::vector<IndexFile>> WriteListOrZoneIndex(const std::shared_ptr<const 
                                                     uint64_t rows_per_zone, const io::ObjectStore& store,
                                                     const std::string& dir, const std::string& file_version,
                                                     const std::optional<std::vector<uint64_t>>& fragments);
+
+/// File `name` of `index`; NotImplemented when it is in a file format
+/// lance-cpp does not read (legacy).
+Result<std::shared_ptr<FileReader>> OpenFile(const Dataset& ds, const IndexMetadata& index, const std::string& name);
+
+/// The global buffer named by schema metadata `key` of `reader`: a
+/// RowIdTreeMap, decoded. `what` names the index in errors.
+Result<std::vector<uint64_t>> ReadRowSet(const FileReader& reader, const std::string& key, const std::string& what);
+
+/// What becomes of an index's row id: the id it is now, or nullopt when
+/// the row is gone.
+using RowMap = std::function<std::optional<uint64_t>(uint64_t)>;
+
+/// The (value, id) rows of `index`'s bitmap_page_lookup.lance (a BITMAP or
+/// LABEL_LIST) with their ids mapped by `map`, appended to `values` /
+/// `ids`; with `list_nulls`, the LABEL_LIST's null lists too.
+Status BitmapRows(const Dataset& ds, const IndexMetadata& index, const RowMap& map, arrow::ArrayVector* values,
+                  arrow::ArrayVector* ids, std::vector<uint64_t>* list_nulls);
 
 }  // namespace lance::ops

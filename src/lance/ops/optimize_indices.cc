@@ -68,66 +68,15 @@ Result<OldRowFilter> MakeFilter(const Dataset& ds, const std::set<uint64_t>& eff
   return f;
 }
 
-Result<std::shared_ptr<FileReader>> OpenFile(const Dataset& ds, const IndexMetadata& index, const std::string& name) {
-  LANCE_ASSIGN_OR_RAISE(auto reader, index::OpenIndexFile(ds, index, name));
-  if (reader == nullptr) {
-    return Status::NotImplemented("index '", index.name, "' (", index.UuidString(), "): ", name,
-                                  " is in a file format lance-cpp does not read");
-  }
-  return reader;
-}
+using ops::OpenFile;
+using ops::ReadRowSet;
 
-// A global buffer named by schema metadata `key` of `reader`, decoded.
-Result<std::vector<uint64_t>> ReadRowSet(const FileReader& reader, const std::string& key, const std::string& what) {
-  const auto& meta = reader.schema().metadata;
-  auto it = meta.find(key);
-  if (it == meta.end() || it->second.empty() || it->second.find_first_not_of("0123456789") != std::string::npos ||
-      it->second.size() > 6) {
-    return Status::NotImplemented(what, ": no ", key, " buffer lance-cpp can read");
-  }
-  const size_t buffer = std::stoul(it->second);
-  if (buffer == 0 || buffer >= reader.layout().global_buffers.size()) {
-    return Status::Invalid(what, ": ", key, " names global buffer ", buffer, ", which the file does not have");
-  }
-  LANCE_ASSIGN_OR_RAISE(auto bytes, reader.ReadGlobalBuffer(buffer));
-  return index::DecodeRowIdTreeMap(
-      std::string_view(reinterpret_cast<const char*>(bytes->data()), static_cast<size_t>(bytes->size())), what);
-}
-
-// The (value, id) rows of a bitmap_page_lookup.lance, filtered, appended.
+// The (value, id) rows of a bitmap_page_lookup.lance that `filter` keeps.
 Status OldBitmapRows(const Dataset& ds, const IndexMetadata& index, const OldRowFilter& filter,
                      arrow::ArrayVector* values, arrow::ArrayVector* ids, std::vector<uint64_t>* list_nulls) {
-  LANCE_ASSIGN_OR_RAISE(auto reader, OpenFile(ds, index, "bitmap_page_lookup.lance"));
-  LANCE_ASSIGN_OR_RAISE(auto table, reader->ReadAll({"keys", "bitmaps"}));
-  LANCE_ASSIGN_OR_RAISE(auto batch, table->CombineChunksToBatch());
-  const auto& bitmaps = *batch->column(1);
-  const std::string what = "index '" + index.name + "' (" + index.UuidString() + ")";
-  arrow::Int64Builder take;
-  arrow::UInt64Builder kept;
-  for (int64_t k = 0; k < batch->num_rows(); ++k) {
-    if (bitmaps.IsNull(k)) continue;
-    std::string_view bytes = bitmaps.type_id() == arrow::Type::LARGE_BINARY
-                                 ? static_cast<const arrow::LargeBinaryArray&>(bitmaps).GetView(k)
-                                 : static_cast<const arrow::BinaryArray&>(bitmaps).GetView(k);
-    LANCE_ASSIGN_OR_RAISE(auto rows, index::DecodeRowIdTreeMap(bytes, what));
-    for (uint64_t id : rows) {
-      if (!filter.Keep(id)) continue;
-      LANCE_RETURN_NOT_OK(take.Append(k));
-      LANCE_RETURN_NOT_OK(kept.Append(id));
-    }
-  }
-  LANCE_ASSIGN_OR_RAISE(auto indices, take.Finish());
-  LANCE_ASSIGN_OR_RAISE(auto keys, arrow::compute::Take(batch->column(0), indices));
-  values->push_back(keys.make_array());
-  LANCE_ASSIGN_OR_RAISE(auto kept_ids, kept.Finish());
-  ids->push_back(kept_ids);
-  if (list_nulls != nullptr) {
-    LANCE_ASSIGN_OR_RAISE(auto nulls, ReadRowSet(*reader, "lance:label_list_nulls", what));
-    for (uint64_t id : nulls) {
-      if (filter.Keep(id)) list_nulls->push_back(id);
-    }
-  }
-  return Status::OK();
+  return ops::BitmapRows(
+      ds, index, [&](uint64_t id) { return filter.Keep(id) ? std::optional<uint64_t>(id) : std::nullopt; }, values,
+      ids, list_nulls);
 }
 
 // Old BTREE rows (page_data.lance, read in ranges), then the scan's rows.

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "lance/table/feature_flags.h"
+#include "lance/table/index_rows.h"
 #include "lance/table/row_id_sequence.h"
 
 #ifndef LANCE_CPP_VERSION
@@ -272,22 +273,81 @@ Status ApplyRewrite(const Rewrite& op, bool stable_row_ids, table::ManifestFile*
       m.fragments.insert(m.fragments.end(), fresh.begin(), fresh.end());
     }
   }
-  // A rewrite moves its rows to new addresses, and pylance 14's indices
-  // must then be rewritten, even over stable row ids (it remaps them; one
-  // kept as it was answers wrongly). lance-cpp cannot rewrite index files
-  // yet: never leave an index pointing at the old rows.
-  for (const auto& index : out->indices) {
-    for (const auto& g : op.groups) {
-      for (const auto& f : g.old_fragments) {
-        const bool covers =
-            !index.fragment_ids || std::find(index.fragment_ids->begin(), index.fragment_ids->end(),
-                                             static_cast<uint32_t>(f.id)) != index.fragment_ids->end();
-        if (covers) {
-          return Status::NotImplemented("cannot rewrite fragment ", f.id, ": index '", index.name,
-                                        "' may cover it, and lance-cpp cannot remap indices yet");
-        }
-      }
+  // A rewrite moves its rows to new addresses. The indices rewritten over
+  // them take their new files, and each one's fragment bitmap swaps the
+  // groups' old fragments for their new ones (the reference's
+  // handle_rewrite_indices). The others, as pylance 14 leaves them: with
+  // stable row ids those of row ids follow the groups too (their ids did
+  // not move) and the zone maps and Bloom filters (of addresses, never
+  // remapped) lose the old fragments; without, zone maps and Bloom filters
+  // keep their bitmaps (which name fragments that are gone, so they cover
+  // none of the new ones). Any other index over an old fragment would
+  // answer with addresses that no longer hold its rows: refused.
+  auto covers = [](const IndexMetadata& index, uint64_t id) {
+    return !index.fragment_ids || std::find(index.fragment_ids->begin(), index.fragment_ids->end(),
+                                            static_cast<uint32_t>(id)) != index.fragment_ids->end();
+  };
+  auto follow_groups = [&](IndexMetadata* index) -> Status {
+    if (!index->fragment_ids) {
+      return Status::Invalid("cannot rewrite index '", index->name, "' (", index->UuidString(),
+                             "), which did not store its fragment bitmap");
     }
+    std::set<uint32_t> bitmap(index->fragment_ids->begin(), index->fragment_ids->end());
+    for (const auto& g : op.groups) {
+      const size_t in = static_cast<size_t>(std::count_if(g.old_fragments.begin(), g.old_fragments.end(),
+                                                          [&](const Fragment& f) { return bitmap.count(f.id); }));
+      if (in == 0) continue;
+      if (in != g.old_fragments.size()) {
+        return Status::Invalid("the compaction plan included a rewrite group that was a split of indexed and "
+                               "non-indexed data (index '", index->name, "')");
+      }
+      for (const auto& f : g.old_fragments) bitmap.erase(static_cast<uint32_t>(f.id));
+      for (const auto& f : g.new_fragments) bitmap.insert(static_cast<uint32_t>(f.id));
+    }
+    index->fragment_ids = std::vector<uint32_t>(bitmap.begin(), bitmap.end());
+    return Status::OK();
+  };
+  std::set<std::array<uint8_t, 16>> rewritten;
+  for (const auto& ri : op.rewritten_indices) {
+    if (!rewritten.insert(ri.old_uuid).second) {
+      return Status::Invalid("an invalid compaction plan: more than one task rewrote the same index");
+    }
+    auto it = std::find_if(out->indices.begin(), out->indices.end(),
+                           [&](const IndexMetadata& i) { return i.uuid == ri.old_uuid; });
+    if (it == out->indices.end()) continue;  // dropped meanwhile, as the reference skips it
+    LANCE_RETURN_NOT_OK(follow_groups(&*it));
+    it->uuid = ri.new_uuid;
+    it->files = ri.files;
+    it->index_details_type_url = ri.details_type_url;
+    it->index_details_value = ri.details_value;
+    it->index_version = static_cast<int32_t>(ri.index_version);
+  }
+  std::set<std::array<uint8_t, 16>> fresh;
+  for (const auto& ri : op.rewritten_indices) fresh.insert(ri.new_uuid);
+  for (auto& index : out->indices) {
+    if (fresh.count(index.uuid)) continue;
+    bool touched = false;
+    for (const auto& g : op.groups) {
+      for (const auto& f : g.old_fragments) touched = touched || covers(index, f.id);
+    }
+    if (!touched || table::IsSystemIndex(index)) continue;
+    const table::IndexRows rows = table::RowsOf(index);
+    if (rows == table::IndexRows::kZones) {
+      if (stable_row_ids && index.fragment_ids) {
+        std::set<uint32_t> bitmap(index.fragment_ids->begin(), index.fragment_ids->end());
+        for (const auto& g : op.groups) {
+          for (const auto& f : g.old_fragments) bitmap.erase(static_cast<uint32_t>(f.id));
+        }
+        index.fragment_ids = std::vector<uint32_t>(bitmap.begin(), bitmap.end());
+      }
+      continue;
+    }
+    if (stable_row_ids && rows == table::IndexRows::kRowIds) {
+      LANCE_RETURN_NOT_OK(follow_groups(&index));
+      continue;
+    }
+    return Status::NotImplemented("cannot rewrite fragments of index '", index.name, "' (", index.UuidString(),
+                                  "): it is not rewritten over the new row addresses");
   }
   return Status::OK();
 }

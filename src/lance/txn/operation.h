@@ -3,6 +3,7 @@
 // fragments that are new to the table carry no id yet (the commit assigns it).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -68,8 +69,20 @@ struct RewriteGroup {
   /// manifest has them), as pylance 14's binary-copy compaction commits.
   bool new_file_sizes_in_manifest_only = false;
 };
+/// An index whose files a Rewrite wrote anew over the new row addresses:
+/// the entry `old_uuid` becomes `new_uuid` with these files and details,
+/// its fragment bitmap following the groups.
+struct RewrittenIndex {
+  std::array<uint8_t, 16> old_uuid{};
+  std::array<uint8_t, 16> new_uuid{};
+  std::string details_type_url;
+  std::string details_value;
+  uint32_t index_version = 0;
+  std::vector<IndexFile> files;
+};
 struct Rewrite {
   std::vector<RewriteGroup> groups;
+  std::vector<RewrittenIndex> rewritten_indices;
 };
 
 /// Raises max_fragment_id by `num_fragments`; the caller owns the ids

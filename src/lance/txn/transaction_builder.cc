@@ -129,6 +129,19 @@ std::string Transaction::Serialize() const {
                 }
               }
             }
+            for (const auto& ri : op.rewritten_indices) {
+              auto* out = r->add_rewritten_indices();
+              out->mutable_old_id()->set_uuid(std::string(ri.old_uuid.begin(), ri.old_uuid.end()));
+              out->mutable_new_id()->set_uuid(std::string(ri.new_uuid.begin(), ri.new_uuid.end()));
+              out->mutable_new_index_details()->set_type_url(ri.details_type_url);
+              out->mutable_new_index_details()->set_value(ri.details_value);
+              out->set_new_index_version(ri.index_version);
+              for (const auto& f : ri.files) {
+                auto* file = out->add_new_index_files();
+                file->set_path(f.path);
+                file->set_size_bytes(f.size_bytes);
+              }
+            }
           },
           [&](const ReserveFragments& op) {
             proto.mutable_reserve_fragments()->set_num_fragments(op.num_fragments);
