@@ -106,11 +106,12 @@ class DropIndexBuilder {
 /// unindexed fragments, its last `num_indices_to_merge` segments and the
 /// new rows become one new segment (a new uuid) replacing them; with stable
 /// row ids, older segments covering fragments with deletions are merged
-/// too. BTREE and BITMAP segments are merged from their files; LABEL_LIST
-/// and ZONEMAP ones too when one segment is merged, and are rebuilt over
-/// their fragments when several are. Rows of fragments no longer in the
-/// dataset are dropped (BTREE, BITMAP, LABEL_LIST; with stable row ids the
-/// bitmaps drop deleted rows too); zone maps keep their zones. One
+/// too. BTREE, BITMAP and NGRAM segments are merged from their files;
+/// LABEL_LIST, ZONEMAP and BLOOMFILTER ones too when one segment is merged,
+/// and are rebuilt over their fragments when several are. Rows of
+/// fragments no longer in the dataset are dropped (BTREE, BITMAP,
+/// LABEL_LIST, NGRAM; with stable row ids the bitmaps and posting lists
+/// drop deleted rows too); zone maps and Bloom filters keep their zones. One
 /// CreateIndex transaction for every index changed; none when nothing is to
 /// do. Other index types with unindexed fragments are refused.
 struct OptimizeIndicesOptions {

@@ -250,3 +250,29 @@ def test_refusals(tmp_path):
     assert "up to date" in _ok("optimize-indices", uri).stdout
     assert lance.dataset(uri).version == 1
     assert not (uri / "_indices").exists()
+
+
+@pytest.mark.parametrize("stable", [False, True])
+def test_optimize_ngram_as_pylance(tmp_path, stable):
+    """An NGRAM index optimized by lance-cpp commits what pylance's
+    optimize_indices() commits: the old postings of live rows merged with
+    the new fragments' (the same files), used by both after."""
+    ours, theirs = _write(tmp_path / "ours", "2.1", stable), _write(tmp_path / "theirs", "2.1", stable)
+    for uri in (ours, theirs):
+        lance.dataset(uri).create_scalar_index("s", "NGRAM")
+        _changes(uri, 2)
+    _ok("optimize-indices", ours)
+    lance.dataset(theirs).optimize.optimize_indices()
+    _assert_same_commits(ours, theirs, 1)
+    ds = lance.dataset(ours)
+    assert ds.stats.index_stats("s_idx")["num_unindexed_rows"] == 0
+    _assert_answers(ours, ["contains(s, 'k13')", "s LIKE 'k13%'", "contains(s, 'k17') OR contains(s, 'k19')"])
+    # Several segments (pylance's deltas) are rebuilt into one.
+    for uri in (ours, theirs):
+        lance.write_dataset(_table(3, 2000, 100), uri, mode="append")
+        lance.dataset(uri).optimize.optimize_indices(num_indices_to_merge=0)
+        lance.write_dataset(_table(4, 3000, 100), uri, mode="append")
+    _ok("optimize-indices", ours)
+    lance.dataset(theirs).optimize.optimize_indices()
+    _assert_same_commits(ours, theirs, 1)
+    _assert_answers(ours, ["contains(s, 'k13')", "s LIKE 'k13%'", "contains(s, 'k17') OR contains(s, 'k19')"])

@@ -787,13 +787,33 @@ struct SpillCursor {
 
 Result<std::vector<IndexFile>> WriteNGramIndex(const io::ObjectStore& store, const std::string& dir,
                                                arrow::RecordBatchReader& rows, const std::string& column,
-                                               const std::string& file_version, int64_t run_rows) {
+                                               const std::string& file_version, int64_t run_rows,
+                                               const std::vector<NGramPostings>& old) {
   std::map<uint32_t, std::unique_ptr<Posting>> postings;  // by token, ascending as the file
   auto posting = [&](uint32_t token) -> Posting& {
     auto& p = postings[token];
     if (!p) p = std::make_unique<Posting>();
     return *p;
   };
+  for (const auto& segment : old) {
+    constexpr uint64_t kRows = 1024;
+    const FileReader& file = *segment.file;
+    for (uint64_t at = 0; at < file.num_rows(); at += kRows) {
+      LANCE_ASSIGN_OR_RAISE(auto t,
+                            file.ReadRange({"tokens", "posting_list"}, at, std::min(kRows, file.num_rows() - at)));
+      LANCE_ASSIGN_OR_RAISE(auto b, t->CombineChunksToBatch());
+      const auto& tokens = static_cast<const arrow::UInt32Array&>(*b->column(0));
+      const auto& lists = static_cast<const arrow::BinaryArray&>(*b->column(1));
+      for (int64_t i = 0; i < b->num_rows(); ++i) {
+        if (tokens.IsNull(i) || lists.IsNull(i)) return Status::Invalid("ngram index ", dir, ": a null token or list");
+        LANCE_ASSIGN_OR_RAISE(auto ids, DecodeRoaringTreemap(lists.GetView(i), "ngram index posting list"));
+        Posting& p = posting(tokens.Value(i));
+        for (uint64_t id : ids) {
+          if (auto to = segment.map(id)) p.Add(*to);
+        }
+      }
+    }
+  }
   SpillDir tmp("lance-cpp-index-ngram-" + std::filesystem::path(dir).filename().string());
   std::vector<std::shared_ptr<FileReader>> spills;
   // The postings of the rows read so far to a local Lance file, and cleared.

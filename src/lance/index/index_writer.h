@@ -53,9 +53,18 @@ Result<std::vector<IndexFile>> WriteBTreeIndexSpilling(const io::ObjectStore& st
 /// end. A value with a character past U+017F is refused (ngram.h: pylance
 /// folds those by a table lance-cpp does not carry); `column` names the
 /// column in that message.
+///
+/// `old` are earlier segments' postings to merge in (optimize-indices):
+/// each file's posting lists with their row ids mapped by `map` (nullopt:
+/// left out), every token kept.
+struct NGramPostings {
+  std::shared_ptr<FileReader> file;  // an ngram_postings.lance
+  std::function<std::optional<uint64_t>(uint64_t)> map;
+};
 Result<std::vector<IndexFile>> WriteNGramIndex(const io::ObjectStore& store, const std::string& dir,
                                                arrow::RecordBatchReader& rows, const std::string& column,
-                                               const std::string& file_version, int64_t run_rows);
+                                               const std::string& file_version, int64_t run_rows,
+                                               const std::vector<NGramPostings>& old = {});
 
 /// A LABEL_LIST index: `elements` are the lists' elements, each with the
 /// row id of its list (a bitmap index of them), `list_nulls` (sorted,

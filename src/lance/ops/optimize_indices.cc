@@ -23,7 +23,7 @@
 namespace lance {
 namespace {
 
-enum class Kind { kBTree, kBitmap, kLabelList, kZoneMap, kBloomFilter };
+enum class Kind { kBTree, kBitmap, kLabelList, kZoneMap, kBloomFilter, kNGram };
 
 Result<Kind> KindOf(const IndexMetadata& index) {
   const auto* type = index::FindScalarIndexType(index.index_details_type_url);
@@ -33,9 +33,10 @@ Result<Kind> KindOf(const IndexMetadata& index) {
   if (name == "LabelList") return Kind::kLabelList;
   if (name == "ZoneMap") return Kind::kZoneMap;
   if (name == "BloomFilter") return Kind::kBloomFilter;
+  if (name == "NGram") return Kind::kNGram;
   return Status::NotImplemented("optimizing index '", index.name, "' of type ", name.empty() ? "(unknown)" : name,
-                                " is not implemented in lance-cpp (BTREE, BITMAP, LABEL_LIST, ZONEMAP and ",
-                                "BLOOMFILTER are)");
+                                " is not implemented in lance-cpp (BTREE, BITMAP, LABEL_LIST, ZONEMAP, ",
+                                "BLOOMFILTER and NGRAM are)");
 }
 
 // Keeps old index rows as pylance 14 does: by fragment (the row address's
@@ -284,7 +285,8 @@ Result<std::shared_ptr<const Dataset>> OptimizeIndicesBuilder::Commit() {
       }
       std::set<uint64_t> coverage(unindexed.begin(), unindexed.end());
       coverage.insert(effective.begin(), effective.end());
-      const bool merge = !effective.empty() && (kind == Kind::kBTree || kind == Kind::kBitmap || selected.size() == 1);
+      const bool merge = !effective.empty() && (kind == Kind::kBTree || kind == Kind::kBitmap || kind == Kind::kNGram ||
+                                                  selected.size() == 1);
 
       IndexMetadata meta;
       meta.uuid = ops::UuidBytes(txn::NewUuid());
@@ -393,6 +395,33 @@ Result<std::shared_ptr<const Dataset>> OptimizeIndicesBuilder::Commit() {
           null_rows.erase(std::unique(null_rows.begin(), null_rows.end()), null_rows.end());
           LANCE_ASSIGN_OR_RAISE(files, index::WriteZoneMapIndex(store, dir, value_type, zones, null_rows,
                                                                  rows_per_zone, file_version));
+          break;
+        }
+        case Kind::kNGram: {
+          meta.index_version = 0;
+          std::vector<index::NGramPostings> old;
+          if (merge) {
+            for (const auto* s : selected) {
+              LANCE_ASSIGN_OR_RAISE(auto r, OpenFile(ds, *s, "ngram_postings.lance"));
+              old.push_back({r, [&filter](uint64_t id) {
+                               return filter.Keep(id) ? std::optional<uint64_t>(id) : std::nullopt;
+                             }});
+            }
+          }
+          std::shared_ptr<arrow::Table> table;
+          if (!scan_fragments.empty()) {
+            LANCE_ASSIGN_OR_RAISE(table, ops::ReadColumnForIndex(dataset_, column, ids_are_addresses, scan_fragments));
+          } else {
+            auto empty_values = arrow::MakeEmptyArray(value_type);
+            auto empty_ids = arrow::MakeEmptyArray(arrow::uint64());
+            if (!empty_values.ok() || !empty_ids.ok()) return Status::Invalid("index '", name, "': no empty arrays");
+            table = arrow::Table::Make(
+                arrow::schema({arrow::field(column, value_type), arrow::field("ids", arrow::uint64())}),
+                {*empty_values, *empty_ids});
+          }
+          arrow::TableBatchReader rows(*table);
+          LANCE_ASSIGN_OR_RAISE(files, index::WriteNGramIndex(store, dir, rows, column, file_version,
+                                                              ops::SortRunRows(), old));
           break;
         }
         case Kind::kBloomFilter: {
