@@ -35,7 +35,7 @@ BUILDS = {
     "bin": ([], "BLOOMFILTER"),
 }
 FILTERS = ["i = 17", "i = 123456", "i IN (3, 5, 640)", "i IS NULL", "s = 'k7'", "s = 'nope'",
-           "s = 'k3' OR i = 4", "s = 'k3' AND i = 4", "f = 0.0", "f = 0.5", "d = DATE '2020-01-05'",
+           "s = 'k3' OR i = 4", "s = 'k3' AND i = 4", "bin = X'02'", "bin IN (X'01', X'05')", "f = 0.0", "f = 0.5", "d = DATE '2020-01-05'",
            "ts = TIMESTAMP '2021-01-01 00:00:07'", "u8 = 3", "u8 IN (1, 2)", "ls = 'v1'",
            "bin IS NULL", "i = 17 AND s IS NULL"]
 

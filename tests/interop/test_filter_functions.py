@@ -48,6 +48,12 @@ def _table() -> pa.Table:
                        pa.list_(pa.uint64())),
         "big": pa.array(["apple", "Banana", "", None, "a_b%c", "APPLE pie", "cherry", "x\\y", "pineapple", "ban"],
                         pa.large_string()),
+        "bin": pa.array([b"\x01", b"\x02", b"", None, b"\x02\x03", b"\xff", b"\x00", b"\x01", None, b"ab"],
+                        pa.binary()),
+        "lbin": pa.array([b"\x01", b"\x03", b"", None, b"\x02\x03", b"\xff", None, b"\x01", b"\x00", b"ab"],
+                         pa.large_binary()),
+        "fsb": pa.array([b"\x01\x01", b"\x02\x02", b"\x00\x00", None, b"\x02\x03", b"\xff\xff", b"ab", b"ab",
+                         None, b"\x01\x02"], pa.binary(2)),
     })
 
 
@@ -114,8 +120,18 @@ STRING_FILTERS = [
     "ends_with(u, 'ß' || 'e')",
 ]
 
+# Binary literals X'..' (Lance's parser: an odd digit count takes a leading
+# 0, anything but hex digits makes a NULL).
+BINARY_FILTERS = [
+    "bin = X'02'", "bin = x'0203'", "bin = X''", "lbin = X'01'", "fsb = X'0202'", "bin IN (X'01', X'FF')",
+    "bin > X'01'", "bin < X'02'", "bin != X'02'", "bin = lbin", "X'01' = bin", "lbin IN (X'02', X'0203')",
+    "fsb > X'0100'", "bin = X'1'", "bin = X'203'", "bin = X'0'", "bin = X'zz'", "(bin = X'zz') IS NULL",
+    "bin = X'6162'", "fsb = X'6162' OR bin = X'00'", "NOT (bin = X'01')",
+]
+
 # pylance refuses these (when planning or when running); so must lance-cpp.
 ERROR_FILTERS = [
+    "fsb = X'02'", "bin = 'a'", "s = X'61'",
     "array_has(li)", "array_has(li, 1, 2)", "array_has()", "array_has(li, [1])", "array_has(s, 'a')",
     "array_has(id, 1)", "array_has(li, 'a')", "array_has(li, '1')", "array_has(li, TRUE)",
     "array_has(ls, TRUE)", "array_has(ls, 1)", "array_has(LI, 1)", "array_has(li, s)",
@@ -175,7 +191,7 @@ def _ours(tmp_path, uri, flt):
     return ids, None
 
 
-@pytest.mark.parametrize("flt", LIST_FILTERS + STRING_FILTERS + list(REFUSED_HERE))
+@pytest.mark.parametrize("flt", LIST_FILTERS + STRING_FILTERS + BINARY_FILTERS + list(REFUSED_HERE))
 def test_filter_matches_pylance(tmp_path, dataset, flt):
     theirs, their_error = _pylance(lance.dataset(dataset), flt)
     assert their_error is None, f"{flt}: pylance refuses it ({their_error}); move it to ERROR_FILTERS"

@@ -23,6 +23,7 @@ enum class TokenKind {
   kQuotedIdent,   // `back quoted`
   kString,        // 'single quoted'
   kDoubleString,  // "double quoted" (a string literal in Lance, not an identifier)
+  kHexString,     // X'0aff': a binary literal, its text the hex digits
   kNumber,        // 12, 1.5, .5, 1e10, 2.5E-3
   kLParen,
   kRParen,
@@ -79,7 +80,7 @@ enum class NodeKind {
   kList,         // [children...]: a list literal (only as a function argument)
 };
 
-enum class LiteralKind { kInt64, kUInt64, kFloat64, kString, kBool, kNull };
+enum class LiteralKind { kInt64, kUInt64, kFloat64, kString, kBinary, kBool, kNull };
 
 enum class BinaryOp {
   kEq,

@@ -166,6 +166,11 @@ TypePtr ComparisonCoercion(const TypePtr& a, const TypePtr& b) {
     return x == Type::LARGE_STRING || y == Type::LARGE_STRING ? arrow::large_utf8()
                                                               : arrow::utf8();
   }
+  // Binaries meet in the widest (DataFusion's binary coercion).
+  if (IsBinary(x) && IsBinary(y)) {
+    if (x == Type::LARGE_BINARY || y == Type::LARGE_BINARY) return arrow::large_binary();
+    return arrow::binary();
+  }
   if (IsString(x) && (IsNumeric(y) || IsTemporal(y) || IsBinary(y))) return b;
   if (IsString(y) && (IsNumeric(x) || IsTemporal(x) || IsBinary(x))) return a;
   return nullptr;
@@ -299,6 +304,15 @@ ScalarPtr DecimalScalar(int64_t v, const TypePtr& type) {
 std::string DescribeLiteral(const Node& n) {
   switch (n.literal) {
     case LiteralKind::kString: return "'" + n.text + "'";
+    case LiteralKind::kBinary: {
+      static const char* kDigits = "0123456789ABCDEF";
+      std::string hex = "X'";
+      for (unsigned char c : n.text) {
+        hex.push_back(kDigits[c >> 4]);
+        hex.push_back(kDigits[c & 15]);
+      }
+      return hex + "'";
+    }
     case LiteralKind::kBool: return n.boolean ? "TRUE" : "FALSE";
     case LiteralKind::kNull: return "NULL";
     default: return n.text;
@@ -535,6 +549,8 @@ class Binder {
       case LiteralKind::kUInt64: return Literal(std::make_shared<arrow::UInt64Scalar>(n.u64));
       case LiteralKind::kFloat64: return Literal(std::make_shared<arrow::DoubleScalar>(n.f64));
       case LiteralKind::kString: return Literal(std::make_shared<arrow::StringScalar>(n.text));
+      case LiteralKind::kBinary:
+        return Literal(std::make_shared<arrow::BinaryScalar>(arrow::Buffer::FromString(n.text)));
       case LiteralKind::kBool: return Literal(std::make_shared<arrow::BooleanScalar>(n.boolean));
       case LiteralKind::kNull: return Literal(arrow::MakeNullScalar(arrow::null()));
     }
@@ -555,6 +571,17 @@ class Binder {
         if (id == Type::STRING) out = std::make_shared<arrow::StringScalar>(n.text);
         if (id == Type::LARGE_STRING) out = std::make_shared<arrow::LargeStringScalar>(n.text);
         if (id == Type::STRING_VIEW) out = std::make_shared<arrow::StringViewScalar>(n.text);
+        break;
+      case LiteralKind::kBinary:
+        if (id == Type::BINARY) out = std::make_shared<arrow::BinaryScalar>(arrow::Buffer::FromString(n.text));
+        if (id == Type::LARGE_BINARY) {
+          out = std::make_shared<arrow::LargeBinaryScalar>(arrow::Buffer::FromString(n.text));
+        }
+        if (id == Type::BINARY_VIEW) out = std::make_shared<arrow::BinaryViewScalar>(arrow::Buffer::FromString(n.text));
+        if (id == Type::FIXED_SIZE_BINARY &&
+            static_cast<const arrow::FixedSizeBinaryType&>(*type).byte_width() == static_cast<int>(n.text.size())) {
+          out = std::make_shared<arrow::FixedSizeBinaryScalar>(arrow::Buffer::FromString(n.text), type);
+        }
         break;
       case LiteralKind::kInt64:
       case LiteralKind::kUInt64: {

@@ -107,7 +107,11 @@ Result<std::vector<Token>> Tokenize(std::string_view sql, size_t* error_pos) {
       }
       continue;
     }
-    if (c == '\'' || c == '"' || c == '`') {
+    // X'...' (either case) is a binary literal, as in DataFusion's SQL.
+    const bool hex = (c == 'x' || c == 'X') && at(i + 1) == '\'';
+    if (hex) ++i;
+    const unsigned char q = hex ? '\'' : c;  // the quote
+    if (hex || c == '\'' || c == '"' || c == '`') {
       // Quoted: the quote character doubled stands for itself.
       std::string text;
       ++i;
@@ -117,9 +121,9 @@ Result<std::vector<Token>> Tokenize(std::string_view sql, size_t* error_pos) {
                                       : "unterminated string literal";
           return fail(start, what);
         }
-        if (at(i) == c) {
-          if (at(i + 1) == c) {
-            text.push_back(static_cast<char>(c));
+        if (at(i) == q) {
+          if (at(i + 1) == q) {
+            text.push_back(static_cast<char>(q));
             i += 2;
             continue;
           }
@@ -129,7 +133,8 @@ Result<std::vector<Token>> Tokenize(std::string_view sql, size_t* error_pos) {
         text.push_back(sql[i]);
         ++i;
       }
-      const TokenKind kind = c == '\'' ? TokenKind::kString
+      const TokenKind kind = hex         ? TokenKind::kHexString
+                             : c == '\'' ? TokenKind::kString
                              : c == '"' ? TokenKind::kDoubleString
                                         : TokenKind::kQuotedIdent;
       push(kind, start, std::move(text));
@@ -220,6 +225,7 @@ std::string DescribeToken(const Token& token) {
     case TokenKind::kQuotedIdent: return "`" + clip(token.text) + "`";
     case TokenKind::kString: return "string '" + clip(token.text) + "'";
     case TokenKind::kDoubleString: return "string \"" + clip(token.text) + "\"";
+    case TokenKind::kHexString: return "binary X'" + clip(token.text) + "'";
     case TokenKind::kNumber: return "number " + clip(token.text);
     case TokenKind::kLParen: return "'('";
     case TokenKind::kRParen: return "')'";

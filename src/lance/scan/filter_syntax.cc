@@ -249,6 +249,25 @@ class Parser {
         node->text = t.text;
         return Finish(std::move(node));
       }
+      case TokenKind::kHexString: {
+        Next();
+        auto node = MakeLiteral(LiteralKind::kBinary, t.pos);
+        auto nibble = [](char c) -> int {
+          if (c >= '0' && c <= '9') return c - '0';
+          if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+          if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+          return -1;
+        };
+        // As Lance's parser: an odd count has a leading 0 digit, and a
+        // literal with anything but hex digits is NULL.
+        const std::string digits = (t.text.size() % 2 ? "0" : "") + t.text;
+        for (size_t k = 0; k < digits.size(); k += 2) {
+          const int hi = nibble(digits[k]), lo = nibble(digits[k + 1]);
+          if (hi < 0 || lo < 0) return Finish(MakeLiteral(LiteralKind::kNull, t.pos));
+          node->text.push_back(static_cast<char>(hi * 16 + lo));
+        }
+        return Finish(std::move(node));
+      }
       case TokenKind::kLParen: {
         Next();
         NodePtr inner = ParseExpr(0);
