@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <type_traits>
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
@@ -27,8 +28,83 @@ constexpr int64_t kBTreePageRows = 4096;
 
 // The values in the order both index types store them: nulls first, then
 // ascending, NaN last; equal values by ascending row id, as pylance sorts.
+// The positions of integer `values` of type T in ascending order, ties
+// (and nulls, which go first) in input order: a stable LSD radix sort of
+// order-preserving unsigned keys, a byte at a time, skipping the bytes all
+// keys share.
+template <typename T>
+std::vector<uint64_t> RadixOrder(const arrow::Array& values) {
+  using U = std::make_unsigned_t<T>;
+  const T* raw = values.data()->GetValues<T>(1);
+  const int64_t n = values.length();
+  std::vector<uint64_t> order;
+  order.reserve(static_cast<size_t>(n));
+  struct Item {
+    U key;
+    uint64_t pos;
+  };
+  std::vector<Item> items, scratch;
+  items.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    if (values.IsNull(i)) {
+      order.push_back(static_cast<uint64_t>(i));
+      continue;
+    }
+    U key = static_cast<U>(raw[i]);
+    if constexpr (std::is_signed_v<T>) key ^= U{1} << (sizeof(U) * 8 - 1);
+    items.push_back({key, static_cast<uint64_t>(i)});
+  }
+  scratch.resize(items.size());
+  for (size_t shift = 0; shift < sizeof(U) * 8; shift += 8) {
+    size_t count[257] = {0};
+    for (const auto& it : items) ++count[((it.key >> shift) & 0xFF) + 1];
+    if (std::any_of(count + 1, count + 257, [&](size_t c) { return c == items.size(); })) continue;
+    for (int b = 0; b < 256; ++b) count[b + 1] += count[b];
+    for (const auto& it : items) scratch[count[(it.key >> shift) & 0xFF]++] = it;
+    items.swap(scratch);
+  }
+  for (const auto& it : items) order.push_back(it.pos);
+  return order;
+}
+
+// RadixOrder for the integer-backed types whose order is their integer's;
+// nullopt for the others.
+std::optional<std::vector<uint64_t>> IntegerOrder(const arrow::Array& values) {
+  using arrow::Type;
+  switch (values.type_id()) {
+    case Type::INT8: return RadixOrder<int8_t>(values);
+    case Type::INT16: return RadixOrder<int16_t>(values);
+    case Type::INT32:
+    case Type::DATE32:
+    case Type::TIME32: return RadixOrder<int32_t>(values);
+    case Type::INT64:
+    case Type::DATE64:
+    case Type::TIME64:
+    case Type::TIMESTAMP:
+    case Type::DURATION: return RadixOrder<int64_t>(values);
+    case Type::UINT8: return RadixOrder<uint8_t>(values);
+    case Type::UINT16: return RadixOrder<uint16_t>(values);
+    case Type::UINT32: return RadixOrder<uint32_t>(values);
+    case Type::UINT64: return RadixOrder<uint64_t>(values);
+    default: return std::nullopt;
+  }
+}
+
 Result<IndexInput> SortInput(const IndexInput& in) {
   namespace cp = arrow::compute;
+  // With ids ascending (a scan's order) a stable sort of the values alone
+  // is the sort by (values, ids); for integers a radix sort does it.
+  const bool ids_ascending = std::is_sorted(in.ids->raw_values(), in.ids->raw_values() + in.ids->length());
+  if (ids_ascending && in.ids->null_count() == 0) {
+    if (auto order = IntegerOrder(*in.values)) {
+      arrow::UInt64Builder b;
+      LANCE_RETURN_NOT_OK(b.AppendValues(*order));
+      LANCE_ASSIGN_OR_RAISE(auto take, b.Finish());
+      LANCE_ASSIGN_OR_RAISE(auto values, cp::Take(in.values, take));
+      LANCE_ASSIGN_OR_RAISE(auto ids, cp::Take(in.ids, take));
+      return IndexInput{values.make_array(), std::static_pointer_cast<arrow::UInt64Array>(ids.make_array())};
+    }
+  }
   // Arrow puts NaN just before the nulls when they go last; the nulls are
   // then moved to the front, keeping NaN last.
   auto batch = arrow::RecordBatch::Make(
@@ -406,8 +482,69 @@ namespace {
 // The bitmap_page_lookup batch of a bitmap index of `input`: one key per
 // distinct value (null included; NaN is one key), each with the ids of its
 // rows in ascending order.
+// BitmapLookup for values that hash as they compare (not floats, whose
+// zeros and NaNs Arrow's hashing tells apart) with ids ascending (a scan's
+// order): the distinct values by hashing, only those sorted, each value's
+// ids bucketed in input order. The same keys and bitmaps as sorting every
+// row; nullopt when it does not apply.
+Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> HashedBitmapLookup(const IndexInput& input) {
+  namespace cp = arrow::compute;
+  using Lookup = std::optional<std::shared_ptr<arrow::RecordBatch>>;
+  const auto& type = *input.values->type();
+  if (arrow::is_floating(type.id()) || type.id() == arrow::Type::DICTIONARY || input.ids->null_count() > 0 ||
+      !std::is_sorted(input.ids->raw_values(), input.ids->raw_values() + input.ids->length())) {
+    return Lookup();
+  }
+  auto encoded = cp::DictionaryEncode(input.values);
+  if (!encoded.ok()) return Lookup();  // a type Arrow does not hash
+  const std::shared_ptr<arrow::Array> encoded_array = encoded->make_array();
+  const auto& dict = static_cast<const arrow::DictionaryArray&>(*encoded_array);
+  if (dict.indices()->type_id() != arrow::Type::INT32) return Lookup();
+  const auto& indices = static_cast<const arrow::Int32Array&>(*dict.indices());
+  LANCE_ASSIGN_OR_RAISE(auto order_array, cp::SortIndices(*dict.dictionary()));
+  const auto& order = static_cast<const arrow::UInt64Array&>(*order_array);
+  const int64_t distinct = dict.dictionary()->length();
+  std::vector<int64_t> rank(static_cast<size_t>(distinct));
+  for (int64_t r = 0; r < distinct; ++r) rank[static_cast<size_t>(order.Value(r))] = r;
+  // Bucket offsets in sorted-key order, then the ids (ascending in each).
+  std::vector<int64_t> start(static_cast<size_t>(distinct) + 1, 0);
+  std::vector<uint64_t> nulls;
+  const uint64_t* ids = input.ids->raw_values();
+  for (int64_t i = 0; i < indices.length(); ++i) {
+    if (indices.IsNull(i)) continue;
+    ++start[static_cast<size_t>(rank[static_cast<size_t>(indices.Value(i))]) + 1];
+  }
+  for (int64_t r = 0; r < distinct; ++r) start[r + 1] += start[r];
+  std::vector<uint64_t> bucketed(static_cast<size_t>(start.back()));
+  std::vector<int64_t> fill(start.begin(), start.end() - 1);
+  for (int64_t i = 0; i < indices.length(); ++i) {
+    if (indices.IsNull(i)) {
+      nulls.push_back(ids[i]);
+      continue;
+    }
+    bucketed[static_cast<size_t>(fill[static_cast<size_t>(rank[static_cast<size_t>(indices.Value(i))])]++)] = ids[i];
+  }
+  arrow::BinaryBuilder bitmaps;
+  if (!nulls.empty()) LANCE_RETURN_NOT_OK(bitmaps.Append(EncodeRowIdTreeMap(nulls)));
+  for (int64_t r = 0; r < distinct; ++r) {
+    std::vector<uint64_t> bucket(bucketed.begin() + start[r], bucketed.begin() + start[r + 1]);
+    LANCE_RETURN_NOT_OK(bitmaps.Append(EncodeRowIdTreeMap(bucket)));
+  }
+  LANCE_ASSIGN_OR_RAISE(auto sorted_keys, cp::Take(*dict.dictionary(), order));
+  std::shared_ptr<arrow::Array> keys = sorted_keys;
+  if (!nulls.empty()) {
+    LANCE_ASSIGN_OR_RAISE(auto null_key, arrow::MakeArrayOfNull(input.values->type(), 1));
+    LANCE_ASSIGN_OR_RAISE(keys, arrow::Concatenate({null_key, sorted_keys}));
+  }
+  LANCE_ASSIGN_OR_RAISE(auto bitmap_array, bitmaps.Finish());
+  auto schema = arrow::schema({arrow::field("keys", input.values->type()), arrow::field("bitmaps", arrow::binary())});
+  return Lookup(arrow::RecordBatch::Make(schema, bitmap_array->length(), {keys, bitmap_array}));
+}
+
 Result<std::shared_ptr<arrow::RecordBatch>> BitmapLookup(const IndexInput& input) {
   LANCE_RETURN_NOT_OK(CheckInput(input));
+  LANCE_ASSIGN_OR_RAISE(auto hashed, HashedBitmapLookup(input));
+  if (hashed) return *hashed;
   LANCE_ASSIGN_OR_RAISE(auto sorted, SortInput(input));
   const auto& values = *sorted.values;
   const int64_t n = values.length();
