@@ -221,11 +221,13 @@ def test_unimplemented_index_types_are_not_used(tmp_path):
 
 FIXTURE_CASES = [
     # (fixture, filters, the indices lance-cpp uses there)
-    # Its BTREE files are legacy (0.1) Lance files: not read, scanned. It
-    # records no index_version: predicates true for null are not asked of it.
+    # Its BTREE files are legacy (0.1) Lance files (ids named row_ids),
+    # read whole. It records no index_version: predicates true for null are
+    # not asked of it.
     ("v0.20.0/old_btree_bitmap_indices.lance", ["bitmap = 3", "bitmap IN (2, 4)", "btree > 1", "bitmap < 4 AND btree > 0",
-                                                "bitmap IS NULL", "NOT (bitmap = 3)"],
-     {"bitmap_idx (Bitmap)"}),
+                                                "bitmap IS NULL", "NOT (bitmap = 3)", "btree = 2", "btree IN (1, 4)",
+                                                "btree IS NULL"],
+     {"bitmap_idx (Bitmap)", "btree_idx (BTree)"}),
     ("0.36.0/btree_in_index_pkg.lance", ["x = 3", "x BETWEEN 10 AND 20", "x > 990 OR x < 2"], {"x_idx (BTree)"}),
     ("v0.18.2/index_no_details.lance", ["id = 3", "id > 90"], set()),  # no index details: not used
 ]

@@ -55,7 +55,9 @@ TEST(BloomFilterTest, HashesInsertsAndRoundTrips) {
   int false_positives = 0;
   for (int64_t i = 0; i < 2000; ++i) {
     const bool hit = g->CheckHash(*index::BloomHash(*ints, i));
-    if (i < 1000) EXPECT_TRUE(hit) << i;  // never a false negative
+    if (i < 1000) {
+      EXPECT_TRUE(hit) << i;  // never a false negative
+    }
     if (i >= 1000 && hit) ++false_positives;
   }
   EXPECT_LT(false_positives, 50);

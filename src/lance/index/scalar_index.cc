@@ -7,6 +7,7 @@
 #include <arrow/compute/api.h>
 
 #include "lance/dataset_internal.h"
+#include "lance/file/legacy/legacy_reader.h"
 #include "lance/file_reader.h"
 #include "lance/table/file_locations.h"
 
@@ -85,6 +86,17 @@ Result<std::shared_ptr<FileReader>> OpenIndexFile(const Dataset& dataset, const 
   // pylance before 0.21): a layout lance-cpp does not read, not an error.
   if (!reader.ok() && reader.status().IsNotImplemented()) return std::shared_ptr<FileReader>();
   return reader;
+}
+
+Result<std::shared_ptr<arrow::RecordBatch>> ReadLegacyIndexFile(const Dataset& dataset, const IndexMetadata& metadata,
+                                                                const std::string& name) {
+  table::FileLocator locator(DatasetAccess::Store(dataset), dataset.manifest());
+  LANCE_ASSIGN_OR_RAISE(auto location, locator.Index(metadata, name));
+  LANCE_ASSIGN_OR_RAISE(auto file, location.store->OpenInputFile(location.path));
+  LANCE_ASSIGN_OR_RAISE(auto reader, file::legacy::LegacyFileReader::Open(std::move(file), location.FullPath(),
+                                                                         arrow::default_memory_pool()));
+  if (!reader->embedded_schema()) return std::shared_ptr<arrow::RecordBatch>();
+  return reader->ReadAll(*reader->embedded_schema());
 }
 
 bool HasTextSearch(const arrow::compute::Expression& predicate) {

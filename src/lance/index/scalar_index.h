@@ -98,6 +98,13 @@ Result<std::unique_ptr<ScalarIndex>> OpenScalarIndex(const Dataset& dataset, con
 Result<std::shared_ptr<FileReader>> OpenIndexFile(const Dataset& dataset, const IndexMetadata& metadata,
                                                   const std::string& name);
 
+/// One file of an index in the legacy (0.1) Lance format, read whole by
+/// the schema embedded in it (pylance before 0.21 wrote index files so);
+/// nullptr when it has no embedded schema. Legacy files keep no validity:
+/// nulls read as zero values.
+Result<std::shared_ptr<arrow::RecordBatch>> ReadLegacyIndexFile(const Dataset& dataset, const IndexMetadata& metadata,
+                                                                const std::string& name);
+
 /// Evaluates `predicate` (over the column `column`) on `values`: which
 /// positions it is true for.
 Result<std::vector<bool>> EvaluateOn(const arrow::compute::Expression& predicate, const std::string& column,
