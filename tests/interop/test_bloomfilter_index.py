@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import json
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +14,10 @@ import pytest
 
 import lance
 from lance.indices import IndexConfig
-from test_list_zone_index_build import _assert_files_equal, _decoded_files
-from test_scalar_index_build import _entries, _normalized, _ok, _run, _txn_view
+# The manifest entries, transactions, inspect views and decoded files (the
+# filters' bytes too) equal: the same sizes, hashes and bits as pylance's.
+from test_list_zone_index_build import _assert_same_commits
+from test_scalar_index_build import _ok, _run
 
 pytestmark = pytest.mark.filterwarnings("ignore:The 'list_indices' method is deprecated:DeprecationWarning")
 
@@ -78,20 +79,6 @@ def _build_ours(uri: Path):
 def _build_theirs(uri: Path):
     for col, (_, kind) in BUILDS.items():
         lance.dataset(uri).create_scalar_index(col, kind)
-
-
-def _assert_same_commits(ours: Path, theirs: Path, n: int):
-    a, b = lance.dataset(ours), lance.dataset(theirs)
-    assert _entries(a) == _entries(b)
-    assert [_txn_view(t) for t in a.get_transactions(n)] == [_txn_view(t) for t in b.get_transactions(n)]
-    views = [json.loads(_ok("inspect", uri, "--json").stdout) for uri in (ours, theirs)]
-    for view in views:
-        for fragment in view["fragments"]:
-            if fragment["deletion_file"]:
-                fragment["deletion_file"].pop("id")
-    assert _normalized(views[0]) == _normalized(views[1])
-    # The filters' bytes too: the same sizes, hashes and bits as pylance's.
-    _assert_files_equal(_decoded_files(ours, a), _decoded_files(theirs, b))
 
 
 def _assert_answers(uri: Path, filters=FILTERS):

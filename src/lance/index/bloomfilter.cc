@@ -18,8 +18,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstring>
-#include <type_traits>
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
@@ -87,37 +85,24 @@ class BloomFilterIndex : public ScalarIndex {
   }
 
   // Literal `values` in the column's type: the float a total-order key
-  // stands for (the key map is its own inverse).
+  // stands for.
   std::shared_ptr<arrow::Array> AsValues(std::shared_ptr<arrow::Array> values) const {
     if (!arrow::is_floating(type_->id())) return values->type()->Equals(*type_) ? values : nullptr;
     const bool single = type_->id() == arrow::Type::FLOAT;
     if (values->type_id() != (single ? arrow::Type::INT32 : arrow::Type::INT64)) return nullptr;
-    if (single) {
-      arrow::FloatBuilder b;
-      const auto& keys = static_cast<const arrow::Int32Array&>(*values);
-      for (int64_t i = 0; i < keys.length(); ++i) {
-        if (!b.Append(FromKey<float, int32_t>(keys.Value(i))).ok()) return nullptr;
-      }
-      auto out = b.Finish();
-      return out.ok() ? *out : nullptr;
-    }
-    arrow::DoubleBuilder b;
-    const auto& keys = static_cast<const arrow::Int64Array&>(*values);
+    return single ? FromKeys<arrow::FloatBuilder, arrow::Int32Array>(*values, &scan::filter::FloatFromTotalOrderKey)
+                  : FromKeys<arrow::DoubleBuilder, arrow::Int64Array>(*values, &scan::filter::DoubleFromTotalOrderKey);
+  }
+
+  template <typename Builder, typename Keys, typename Decode>
+  static std::shared_ptr<arrow::Array> FromKeys(const arrow::Array& values, Decode decode) {
+    Builder b;
+    const auto& keys = static_cast<const Keys&>(values);
     for (int64_t i = 0; i < keys.length(); ++i) {
-      if (!b.Append(FromKey<double, int64_t>(keys.Value(i))).ok()) return nullptr;
+      if (!b.Append(decode(keys.Value(i))).ok()) return nullptr;
     }
     auto out = b.Finish();
     return out.ok() ? *out : nullptr;
-  }
-
-  template <typename Float, typename Int>
-  static Float FromKey(Int key) {
-    using Unsigned = std::make_unsigned_t<Int>;
-    const auto sign_fill = static_cast<Unsigned>(key >> (sizeof(Int) * 8 - 1));
-    const Int bits = key ^ static_cast<Int>(sign_fill >> 1);
-    Float v;
-    std::memcpy(&v, &bits, sizeof v);
-    return v;
   }
 
   // A literal operand of `call` (a comparison of the column), if any.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <type_traits>
@@ -1053,30 +1054,14 @@ Result<std::vector<IndexFile>> WriteNGramIndex(const io::ObjectStore& store, con
 }
 
 Result<std::vector<IndexFile>> RemapNGramIndex(const io::ObjectStore& store, const std::string& dir,
-                                               const FileReader& old,
+                                               const std::shared_ptr<FileReader>& old,
                                                const std::function<std::optional<uint64_t>(uint64_t)>& map,
                                                const std::string& file_version) {
-  PostingBatches out("(remapped)");
-  constexpr uint64_t kRows = 1024;  // posting lists decoded at a time
-  for (uint64_t at = 0; at < old.num_rows(); at += kRows) {
-    LANCE_ASSIGN_OR_RAISE(auto t, old.ReadRange({"tokens", "posting_list"}, at, std::min(kRows, old.num_rows() - at)));
-    LANCE_ASSIGN_OR_RAISE(auto b, t->CombineChunksToBatch());
-    const auto& tokens = static_cast<const arrow::UInt32Array&>(*b->column(0));
-    const auto& lists = static_cast<const arrow::BinaryArray&>(*b->column(1));
-    for (int64_t i = 0; i < b->num_rows(); ++i) {
-      if (tokens.IsNull(i) || lists.IsNull(i)) return Status::Invalid("ngram index ", dir, ": a null token or list");
-      LANCE_ASSIGN_OR_RAISE(auto ids, DecodeRoaringTreemap(lists.GetView(i), "ngram index posting list"));
-      Posting remapped;
-      for (uint64_t id : ids) {
-        if (auto to = map(id)) remapped.Add(*to);
-      }
-      LANCE_RETURN_NOT_OK(out.Add(tokens.Value(i), remapped.Serialize()));
-    }
-  }
-  LANCE_ASSIGN_OR_RAISE(auto batches, out.Finish());
-  LANCE_ASSIGN_OR_RAISE(auto file, WriteFile(store, dir, "ngram_postings.lance", PostingBatches::Schema(), batches,
-                                             {}, file_version));
-  return std::vector<IndexFile>{file};
+  // The old postings merged with no new rows.
+  auto schema = arrow::schema({arrow::field("values", arrow::utf8()), arrow::field("ids", arrow::uint64())});
+  LANCE_ASSIGN_OR_RAISE(auto no_rows, arrow::RecordBatchReader::Make({}, schema));
+  return WriteNGramIndex(store, dir, *no_rows, "(remapped)", file_version, std::numeric_limits<int64_t>::max(),
+                         {NGramPostings{old, map}});
 }
 
 }  // namespace lance::index

@@ -183,7 +183,7 @@ Result<std::vector<IndexFile>> WriteZoneMapIndex(const io::ObjectStore& store, c
 /// token stays, with an empty list when none of its rows do, as pylance's
 /// remap keeps them.
 Result<std::vector<IndexFile>> RemapNGramIndex(const io::ObjectStore& store, const std::string& dir,
-                                               const FileReader& old,
+                                               const std::shared_ptr<FileReader>& old,
                                                const std::function<std::optional<uint64_t>(uint64_t)>& map,
                                                const std::string& file_version);
 

@@ -155,7 +155,7 @@ Result<std::vector<IndexFile>> RemapFiles(const Dataset& dataset, const IndexMet
   }
   if (name == "NGram") {
     LANCE_ASSIGN_OR_RAISE(auto file, OpenFile(dataset, index, "ngram_postings.lance"));
-    return index::RemapNGramIndex(store, dir, *file, row_map, file_version);
+    return index::RemapNGramIndex(store, dir, file, row_map, file_version);
   }
   // BITMAP and LABEL_LIST: every (key, row) pair, the rows mapped.
   const bool list = name == "LabelList";

@@ -33,6 +33,18 @@ Int Key(Float value) {
   return bits ^ static_cast<Int>(sign_fill >> 1);
 }
 
+// Key's inverse: the map is its own inverse on the bits (the XOR leaves
+// the sign bit, which decides it, as it was).
+template <typename Float, typename Int>
+Float FromKey(Int key) {
+  Float as_float;
+  std::memcpy(&as_float, &key, sizeof key);
+  const Int bits = Key<Float, Int>(as_float);
+  Float value;
+  std::memcpy(&value, &bits, sizeof bits);
+  return value;
+}
+
 template <typename Float, typename Int>
 arrow::Status KeyExec(cp::KernelContext*, const cp::ExecSpan& batch, cp::ExecResult* out) {
   if (!batch[0].is_array()) return arrow::Status::NotImplemented("scalar input");
@@ -304,5 +316,8 @@ Status EnsureFilterFunctions() {
 
 int32_t TotalOrderKey(float value) { return Key<float, int32_t>(value); }
 int64_t TotalOrderKey(double value) { return Key<double, int64_t>(value); }
+
+float FloatFromTotalOrderKey(int32_t key) { return FromKey<float, int32_t>(key); }
+double DoubleFromTotalOrderKey(int64_t key) { return FromKey<double, int64_t>(key); }
 
 }  // namespace lance::scan::filter

@@ -44,5 +44,8 @@ Status EnsureFilterFunctions();
 /// The keys kTotalOrderKeyFunction computes.
 int32_t TotalOrderKey(float value);
 int64_t TotalOrderKey(double value);
+/// The float a key stands for (the key map is its own inverse on the bits).
+float FloatFromTotalOrderKey(int32_t key);
+double DoubleFromTotalOrderKey(int64_t key);
 
 }  // namespace lance::scan::filter
