@@ -117,25 +117,27 @@ bool BloomFilterValueType(const arrow::DataType& t) {
   }
 }
 
+uint64_t BloomHashBytes(const void* data, size_t size) { return XXH64(data, size, 0); }
+
 std::optional<uint64_t> BloomHash(const arrow::Array& values, int64_t i) {
   if (values.IsNull(i)) return std::nullopt;
   switch (values.type_id()) {
     case arrow::Type::STRING:
     case arrow::Type::BINARY: {
       const auto v = static_cast<const arrow::BinaryArray&>(values).GetView(i);
-      return XXH64(v.data(), v.size(), 0);
+      return BloomHashBytes(v.data(), v.size());
     }
     case arrow::Type::LARGE_STRING:
     case arrow::Type::LARGE_BINARY: {
       const auto v = static_cast<const arrow::LargeBinaryArray&>(values).GetView(i);
-      return XXH64(v.data(), v.size(), 0);
+      return BloomHashBytes(v.data(), v.size());
     }
     default: {
       // Fixed-width values: their native (little-endian) bytes, as the
       // reference's AsBytes.
       const int width = static_cast<const arrow::FixedWidthType&>(*values.type()).bit_width() / 8;
       const uint8_t* data = values.data()->buffers[1]->data() + (values.offset() + i) * width;
-      return XXH64(data, static_cast<size_t>(width), 0);
+      return BloomHashBytes(data, static_cast<size_t>(width));
     }
   }
 }

@@ -20,6 +20,11 @@
 
 namespace lance::index {
 
+/// pylance 14's BLOOMFILTER defaults: the items each zone's filter is
+/// sized for (also the zone's rows) and its false-positive probability.
+inline constexpr uint64_t kBloomFilterDefaultItems = 8192;
+inline constexpr double kBloomFilterDefaultProbability = 0.00057;
+
 class SplitBlockBloomFilter {
  public:
   /// An empty filter sized as pylance sizes it for `ndv` distinct values
@@ -42,6 +47,9 @@ class SplitBlockBloomFilter {
 /// Whether a BLOOMFILTER index takes values of `type` (pylance 14's list).
 bool BloomFilterValueType(const arrow::DataType& type);
 
+/// The hash of a value's bytes: xxHash64, seed 0.
+uint64_t BloomHashBytes(const void* data, size_t size);
+
 /// The hash pylance gives value `i` of `values` (a BloomFilterValueType):
 /// xxHash64 of its little-endian bytes, or of the string's or binary's
 /// bytes. nullopt for a null.
@@ -52,8 +60,8 @@ std::optional<uint64_t> BloomHash(const arrow::Array& values, int64_t i);
 struct BloomFilterIndexData {
   BloomFilterZones zones;
   std::optional<RowIds> null_rows;
-  uint64_t number_of_items = 8192;
-  double probability = 0.00057;
+  uint64_t number_of_items = kBloomFilterDefaultItems;
+  double probability = kBloomFilterDefaultProbability;
 };
 
 /// Reads `file`, a bloomfilter.lance; NotImplemented when it is not the

@@ -143,16 +143,9 @@ class BloomFilterIndex : public ScalarIndex {
       }
       auto a = Operand(*low), b = Operand(*high);
       if (a == nullptr || b == nullptr) return std::nullopt;
-      auto lo = a->GetScalar(0), hi = b->GetScalar(0);
-      if (!lo.ok() || !hi.ok()) return std::nullopt;
-      const auto value = [&](const arrow::Scalar& s) {
-        return type_->id() == arrow::Type::FLOAT ? static_cast<double>(static_cast<const arrow::FloatScalar&>(s).value)
-                                                 : static_cast<const arrow::DoubleScalar&>(s).value;
-      };
       // -0.0 to 0.0 exactly: both zeros.
-      if (!(value(**lo) == 0.0 && std::signbit(value(**lo)) && value(**hi) == 0.0 && !std::signbit(value(**hi)))) {
-        return std::nullopt;
-      }
+      const double lo = FloatAt(*a, 0), hi = FloatAt(*b, 0);
+      if (!(lo == 0.0 && std::signbit(lo) && hi == 0.0 && !std::signbit(hi))) return std::nullopt;
       values = b;
     } else {
       return std::nullopt;
@@ -173,27 +166,26 @@ class BloomFilterIndex : public ScalarIndex {
     return IsNullTest(e);
   }
 
+  // Value `i` of a float32 or float64 array.
+  static double FloatAt(const arrow::Array& values, int64_t i) {
+    return values.type_id() == arrow::Type::FLOAT
+               ? static_cast<double>(static_cast<const arrow::FloatArray&>(values).Value(i))
+               : static_cast<const arrow::DoubleArray&>(values).Value(i);
+  }
+
   Result<std::vector<uint64_t>> Hashes(const cp::Expression& e) const {
     auto values = Literals(e);
     if (!values) return Status::Invalid("bloom filter index: cannot answer ", e.ToString());
+    const arrow::Array& v = **values;
     std::vector<uint64_t> out;
-    for (int64_t i = 0; i < (*values)->length(); ++i) out.push_back(*BloomHash(**values, i));
-    // A float zero equals its negative, whose bytes (and hash) differ.
-    if (arrow::is_floating(type_->id())) {
-      for (int64_t i = 0; i < (*values)->length(); ++i) {
-        LANCE_ASSIGN_OR_RAISE(auto s, (*values)->GetScalar(i));
-        const double v = type_->id() == arrow::Type::FLOAT
-                             ? static_cast<double>(static_cast<const arrow::FloatScalar&>(*s).value)
-                             : static_cast<const arrow::DoubleScalar&>(*s).value;
-        if (v != 0.0) continue;
-        for (double z : {0.0, -0.0}) {
-          std::shared_ptr<arrow::Scalar> zero = type_->id() == arrow::Type::FLOAT
-                                                    ? std::static_pointer_cast<arrow::Scalar>(
-                                                          std::make_shared<arrow::FloatScalar>(static_cast<float>(z)))
-                                                    : std::make_shared<arrow::DoubleScalar>(z);
-          LANCE_ASSIGN_OR_RAISE(auto a, arrow::MakeArrayFromScalar(*zero, 1));
-          out.push_back(*BloomHash(*a, 0));
-        }
+    for (int64_t i = 0; i < v.length(); ++i) {
+      out.push_back(*BloomHash(v, i));
+      // A float zero equals its negative, whose bytes (and hash) differ.
+      if (arrow::is_floating(type_->id()) && FloatAt(v, i) == 0.0) {
+        const bool single = type_->id() == arrow::Type::FLOAT;
+        const float f = std::signbit(FloatAt(v, i)) ? 0.0f : -0.0f;
+        const double d = std::signbit(FloatAt(v, i)) ? 0.0 : -0.0;
+        out.push_back(single ? BloomHashBytes(&f, sizeof f) : BloomHashBytes(&d, sizeof d));
       }
     }
     return out;
@@ -250,20 +242,9 @@ Result<BloomFilterIndexData> ReadBloomFilterFile(const FileReader& file, const s
   }
   BloomFilterIndexData out;
   const auto& meta = file.schema().metadata;
-  LANCE_ASSIGN_OR_RAISE(out.number_of_items, ParseMeta<uint64_t>(meta, "bloomfilter_item", 8192, context));
-  LANCE_ASSIGN_OR_RAISE(out.probability, ParseMeta<double>(meta, "bloomfilter_probability", 0.00057, context));
-  auto it = meta.find("null_bitmap");
-  if (it != meta.end()) {
-    LANCE_ASSIGN_OR_RAISE(uint64_t buffer, ParseMeta<uint64_t>(meta, "null_bitmap", 0, context));
-    if (buffer == 0 || buffer >= file.layout().global_buffers.size()) {
-      return Status::Invalid(context, ": null_bitmap names global buffer ", it->second, ", which the file does not have");
-    }
-    LANCE_ASSIGN_OR_RAISE(auto bytes, file.ReadGlobalBuffer(buffer));
-    LANCE_ASSIGN_OR_RAISE(auto rows, DecodeRowIdTreeMap(std::string_view(reinterpret_cast<const char*>(bytes->data()),
-                                                                         static_cast<size_t>(bytes->size())),
-                                                        context + " null bitmap"));
-    out.null_rows = std::move(rows);
-  }
+  LANCE_ASSIGN_OR_RAISE(out.number_of_items, ParseMeta<uint64_t>(meta, "bloomfilter_item", kBloomFilterDefaultItems, context));
+  LANCE_ASSIGN_OR_RAISE(out.probability, ParseMeta<double>(meta, "bloomfilter_probability", kBloomFilterDefaultProbability, context));
+  LANCE_ASSIGN_OR_RAISE(out.null_rows, ReadRowIdBuffer(file, "null_bitmap", context));
   LANCE_ASSIGN_OR_RAISE(auto table,
                         file.ReadAll({"fragment_id", "zone_start", "zone_length", "has_null", "bloom_filter_data"}));
   LANCE_ASSIGN_OR_RAISE(auto batch, table->CombineChunksToBatch());

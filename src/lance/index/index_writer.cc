@@ -27,8 +27,6 @@ namespace {
 // pylance 14's DEFAULT_BTREE_BATCH_SIZE: rows per page of page_data.lance.
 constexpr int64_t kBTreePageRows = 4096;
 
-// The values in the order both index types store them: nulls first, then
-// ascending, NaN last; equal values by ascending row id, as pylance sorts.
 // The positions of integer `values` of type T in ascending order, ties
 // (and nulls, which go first) in input order: a stable LSD radix sort of
 // order-preserving unsigned keys, a byte at a time, skipping the bytes all
@@ -91,6 +89,8 @@ std::optional<std::vector<uint64_t>> IntegerOrder(const arrow::Array& values) {
   }
 }
 
+// The values in the order both index types store them: nulls first, then
+// ascending, NaN last; equal values by ascending row id, as pylance sorts.
 Result<IndexInput> SortInput(const IndexInput& in) {
   namespace cp = arrow::compute;
   // With ids ascending (a scan's order) a stable sort of the values alone
@@ -480,9 +480,6 @@ Result<std::vector<IndexFile>> WriteBTreeIndexSpilling(const io::ObjectStore& st
 
 namespace {
 
-// The bitmap_page_lookup batch of a bitmap index of `input`: one key per
-// distinct value (null included; NaN is one key), each with the ids of its
-// rows in ascending order.
 // BitmapLookup for values that hash as they compare (not floats, whose
 // zeros and NaNs Arrow's hashing tells apart) with ids ascending (a scan's
 // order): the distinct values by hashing, only those sorted, each value's
@@ -542,6 +539,9 @@ Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> HashedBitmapLookup(co
   return Lookup(arrow::RecordBatch::Make(schema, bitmap_array->length(), {keys, bitmap_array}));
 }
 
+// The bitmap_page_lookup batch of a bitmap index of `input`: one key per
+// distinct value (null included; NaN is one key), each with the ids of its
+// rows in ascending order.
 Result<std::shared_ptr<arrow::RecordBatch>> BitmapLookup(const IndexInput& input) {
   LANCE_RETURN_NOT_OK(CheckInput(input));
   LANCE_ASSIGN_OR_RAISE(auto hashed, HashedBitmapLookup(input));
@@ -1055,7 +1055,7 @@ Result<std::vector<IndexFile>> WriteNGramIndex(const io::ObjectStore& store, con
 
 Result<std::vector<IndexFile>> RemapNGramIndex(const io::ObjectStore& store, const std::string& dir,
                                                const std::shared_ptr<FileReader>& old,
-                                               const std::function<std::optional<uint64_t>(uint64_t)>& map,
+                                               const RowIdMap& map,
                                                const std::string& file_version) {
   // The old postings merged with no new rows.
   auto schema = arrow::schema({arrow::field("values", arrow::utf8()), arrow::field("ids", arrow::uint64())});

@@ -4,7 +4,6 @@
 // file writer.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,13 +11,10 @@
 
 #include <arrow/type_fwd.h>
 
+#include "lance/index/scalar_index.h"
 #include "lance/index_metadata.h"
 #include "lance/io/object_store.h"
 #include "lance/status.h"
-
-namespace lance {
-class FileReader;
-}  // namespace lance
 
 namespace lance::index {
 
@@ -59,7 +55,7 @@ Result<std::vector<IndexFile>> WriteBTreeIndexSpilling(const io::ObjectStore& st
 /// left out), every token kept.
 struct NGramPostings {
   std::shared_ptr<FileReader> file;  // an ngram_postings.lance
-  std::function<std::optional<uint64_t>(uint64_t)> map;
+  RowIdMap map;
 };
 Result<std::vector<IndexFile>> WriteNGramIndex(const io::ObjectStore& store, const std::string& dir,
                                                arrow::RecordBatchReader& rows, const std::string& column,
@@ -184,7 +180,7 @@ Result<std::vector<IndexFile>> WriteZoneMapIndex(const io::ObjectStore& store, c
 /// remap keeps them.
 Result<std::vector<IndexFile>> RemapNGramIndex(const io::ObjectStore& store, const std::string& dir,
                                                const std::shared_ptr<FileReader>& old,
-                                               const std::function<std::optional<uint64_t>(uint64_t)>& map,
+                                               const RowIdMap& map,
                                                const std::string& file_version);
 
 /// `ids` (sorted, unique) serialized as a RowIdTreeMap.

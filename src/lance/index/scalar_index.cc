@@ -99,6 +99,26 @@ Result<std::shared_ptr<arrow::RecordBatch>> ReadLegacyIndexFile(const Dataset& d
   return reader->ReadAll(*reader->embedded_schema());
 }
 
+Result<std::optional<RowIds>> ReadRowIdBuffer(const FileReader& file, const std::string& key,
+                                              const std::string& what) {
+  const auto& meta = file.schema().metadata;
+  auto it = meta.find(key);
+  if (it == meta.end()) return std::optional<RowIds>();
+  const std::string& value = it->second;
+  if (value.empty() || value.size() > 6 || value.find_first_not_of("0123456789") != std::string::npos) {
+    return Status::Invalid(what, ": ", key, " '", value, "' is not a global buffer number");
+  }
+  const size_t buffer = std::stoul(value);
+  if (buffer == 0 || buffer >= file.layout().global_buffers.size()) {
+    return Status::Invalid(what, ": ", key, " names global buffer ", buffer, ", which the file does not have");
+  }
+  LANCE_ASSIGN_OR_RAISE(auto bytes, file.ReadGlobalBuffer(buffer));
+  LANCE_ASSIGN_OR_RAISE(auto rows, DecodeRowIdTreeMap(std::string_view(reinterpret_cast<const char*>(bytes->data()),
+                                                                       static_cast<size_t>(bytes->size())),
+                                                      what + " " + key));
+  return std::optional<RowIds>(std::move(rows));
+}
+
 bool HasTextSearch(const arrow::compute::Expression& predicate) {
   const auto* call = predicate.call();
   if (call == nullptr) return false;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,10 @@ namespace lance::index {
 /// offset), or stable row ids when the dataset uses them and the index
 /// stores those (ScalarIndex::stores_addresses). Sorted, unique.
 using RowIds = std::vector<uint64_t>;
+
+/// What became of a row id (compaction's remap, optimize's filter): the id
+/// it is now, or nullopt when the row is gone.
+using RowIdMap = std::function<std::optional<uint64_t>(uint64_t)>;
 
 RowIds Union(const RowIds& a, const RowIds& b);
 RowIds Intersect(const RowIds& a, const RowIds& b);
@@ -116,6 +121,13 @@ Result<std::vector<bool>> EvaluateOn(const arrow::compute::Expression& predicate
 /// dataset has them). For an inexact or negated search that must give "any
 /// row of the segment".
 Result<RowIds> AllRowIds(const Dataset& dataset, const std::vector<uint32_t>& fragments);
+
+/// The RowIdTreeMap in the global buffer that schema metadata `key` of
+/// `file` names (an index file's null rows), decoded; nullopt when `file`
+/// has no `key`. A value naming no buffer of the file is Invalid; `what`
+/// names the index in errors.
+Result<std::optional<RowIds>> ReadRowIdBuffer(const FileReader& file, const std::string& key,
+                                              const std::string& what);
 
 /// A serialized RoaringTreemap (an ngram index's posting list) as sorted
 /// row ids.

@@ -94,8 +94,8 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   if ((number_of_items_ || probability_) && type != "BLOOMFILTER") {
     return Status::Invalid(number_of_items_ ? "number_of_items" : "probability", " does not apply to a ", type, " index");
   }
-  const uint64_t number_of_items = number_of_items_.value_or(8192);
-  const double probability = probability_.value_or(0.00057);
+  const uint64_t number_of_items = number_of_items_.value_or(index::kBloomFilterDefaultItems);
+  const double probability = probability_.value_or(index::kBloomFilterDefaultProbability);
   if (number_of_items == 0) return Status::Invalid("number_of_items must be greater than zero");
   if (!(probability >= 0.0 && probability < 1.0)) {
     return Status::Invalid("probability must be in [0, 1) (got ", probability, ")");

@@ -235,22 +235,12 @@ Result<std::shared_ptr<FileReader>> OpenFile(const Dataset& ds, const IndexMetad
 }
 
 Result<std::vector<uint64_t>> ReadRowSet(const FileReader& reader, const std::string& key, const std::string& what) {
-  const auto& meta = reader.schema().metadata;
-  auto it = meta.find(key);
-  if (it == meta.end() || it->second.empty() || it->second.find_first_not_of("0123456789") != std::string::npos ||
-      it->second.size() > 6) {
-    return Status::NotImplemented(what, ": no ", key, " buffer lance-cpp can read");
-  }
-  const size_t buffer = std::stoul(it->second);
-  if (buffer == 0 || buffer >= reader.layout().global_buffers.size()) {
-    return Status::Invalid(what, ": ", key, " names global buffer ", buffer, ", which the file does not have");
-  }
-  LANCE_ASSIGN_OR_RAISE(auto bytes, reader.ReadGlobalBuffer(buffer));
-  return index::DecodeRowIdTreeMap(
-      std::string_view(reinterpret_cast<const char*>(bytes->data()), static_cast<size_t>(bytes->size())), what);
+  LANCE_ASSIGN_OR_RAISE(auto rows, index::ReadRowIdBuffer(reader, key, what));
+  if (!rows) return Status::NotImplemented(what, ": no ", key, " buffer lance-cpp can read");
+  return std::move(*rows);
 }
 
-Status BitmapRows(const Dataset& ds, const IndexMetadata& index, const RowMap& map, arrow::ArrayVector* values,
+Status BitmapRows(const Dataset& ds, const IndexMetadata& index, const index::RowIdMap& map, arrow::ArrayVector* values,
                   arrow::ArrayVector* ids, std::vector<uint64_t>* list_nulls) {
   LANCE_ASSIGN_OR_RAISE(auto reader, OpenFile(ds, index, "bitmap_page_lookup.lance"));
   LANCE_ASSIGN_OR_RAISE(auto table, reader->ReadAll({"keys", "bitmaps"}));

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <array>
-#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -79,18 +78,14 @@ Result<std::vector<IndexFile>> WriteListOrZoneIndex(const std::shared_ptr<const 
 /// lance-cpp does not read (legacy).
 Result<std::shared_ptr<FileReader>> OpenFile(const Dataset& ds, const IndexMetadata& index, const std::string& name);
 
-/// The global buffer named by schema metadata `key` of `reader`: a
-/// RowIdTreeMap, decoded. `what` names the index in errors.
+/// index::ReadRowIdBuffer, for a buffer the index needs: NotImplemented
+/// when `reader` has no `key`.
 Result<std::vector<uint64_t>> ReadRowSet(const FileReader& reader, const std::string& key, const std::string& what);
-
-/// What becomes of an index's row id: the id it is now, or nullopt when
-/// the row is gone.
-using RowMap = std::function<std::optional<uint64_t>(uint64_t)>;
 
 /// The (value, id) rows of `index`'s bitmap_page_lookup.lance (a BITMAP or
 /// LABEL_LIST) with their ids mapped by `map`, appended to `values` /
 /// `ids`; with `list_nulls`, the LABEL_LIST's null lists too.
-Status BitmapRows(const Dataset& ds, const IndexMetadata& index, const RowMap& map, arrow::ArrayVector* values,
+Status BitmapRows(const Dataset& ds, const IndexMetadata& index, const index::RowIdMap& map, arrow::ArrayVector* values,
                   arrow::ArrayVector* ids, std::vector<uint64_t>* list_nulls);
 
 }  // namespace lance::ops

@@ -91,11 +91,6 @@ Result<Action> ActionFor(const Dataset& dataset, const IndexMetadata& index) {
                                 "covers, or drop the index)");
 }
 
-bool Covers(const IndexMetadata& index, uint64_t id) {
-  return !index.fragment_ids || std::find(index.fragment_ids->begin(), index.fragment_ids->end(),
-                                          static_cast<uint32_t>(id)) != index.fragment_ids->end();
-}
-
 // page_data.lance of a BTREE in ranges, its ids mapped, the gone rows out.
 class RemappedBTreeRows : public arrow::RecordBatchReader {
  public:
@@ -140,7 +135,7 @@ Result<std::vector<IndexFile>> RemapFiles(const Dataset& dataset, const IndexMet
                                           const std::string& dir, const std::string& file_version) {
   const io::ObjectStore& store = *DatasetAccess::Store(dataset);
   const std::string name = index::FindScalarIndexType(index.index_details_type_url)->name.data();
-  const RowMap row_map = [&](uint64_t id) { return map(id); };
+  const index::RowIdMap row_map = [&](uint64_t id) { return map(id); };
   if (name == "BTree") {
     LANCE_ASSIGN_OR_RAISE(auto file, OpenFile(dataset, index, "page_data.lance"));
     LANCE_ASSIGN_OR_RAISE(auto schema, file->ArrowSchema());
@@ -180,7 +175,7 @@ Result<std::vector<IndexFile>> RemapFiles(const Dataset& dataset, const IndexMet
 Status CheckIndicesRemappable(const Dataset& dataset, const std::vector<uint64_t>& fragment_ids) {
   for (const auto& index : dataset.indices()) {
     if (table::IsSystemIndex(index)) continue;
-    if (std::none_of(fragment_ids.begin(), fragment_ids.end(), [&](uint64_t id) { return Covers(index, id); })) {
+    if (std::none_of(fragment_ids.begin(), fragment_ids.end(), [&](uint64_t id) { return table::CoversFragment(index, id); })) {
       continue;
     }
     auto action = ActionFor(dataset, index);
@@ -202,7 +197,7 @@ Result<std::vector<txn::RewrittenIndex>> RemapIndices(const Dataset& dataset,
     if (table::IsSystemIndex(index)) continue;
     const bool touched = std::any_of(groups.begin(), groups.end(), [&](const txn::RewriteGroup& g) {
       return std::any_of(g.old_fragments.begin(), g.old_fragments.end(),
-                         [&](const Fragment& f) { return Covers(index, f.id); });
+                         [&](const Fragment& f) { return table::CoversFragment(index, f.id); });
     });
     if (!touched) continue;
     LANCE_ASSIGN_OR_RAISE(Action action, ActionFor(dataset, index));
@@ -213,13 +208,12 @@ Result<std::vector<txn::RewrittenIndex>> RemapIndices(const Dataset& dataset,
     }
     txn::RewrittenIndex r;
     r.old_uuid = index.uuid;
-    r.new_uuid = UuidBytes(txn::NewUuid());
+    const std::string uuid = txn::NewUuid();
+    r.new_uuid = UuidBytes(uuid);
     r.details_type_url = index.index_details_type_url;
     r.details_value = index.index_details_value;
     r.index_version = static_cast<uint32_t>(index.index_version.value_or(0));
-    IndexMetadata probe;
-    probe.uuid = r.new_uuid;
-    const std::string dir = "_indices/" + probe.UuidString();
+    const std::string dir = "_indices/" + uuid;
     written->push_back(dir);
     auto files = RemapFiles(dataset, index, *map, dir, file_version);
     if (!files.ok()) {

@@ -50,6 +50,10 @@ struct OldRowFilter {
     if (by_id) return std::binary_search(live_ids.begin(), live_ids.end(), id);
     return fragments.count(id >> 32) > 0;
   }
+  /// The kept ids as themselves, the others gone.
+  index::RowIdMap AsMap() const {
+    return [this](uint64_t id) { return Keep(id) ? std::optional<uint64_t>(id) : std::nullopt; };
+  }
 };
 
 Result<OldRowFilter> MakeFilter(const Dataset& ds, const std::set<uint64_t>& effective, bool by_id) {
@@ -75,9 +79,7 @@ using ops::ReadRowSet;
 // The (value, id) rows of a bitmap_page_lookup.lance that `filter` keeps.
 Status OldBitmapRows(const Dataset& ds, const IndexMetadata& index, const OldRowFilter& filter,
                      arrow::ArrayVector* values, arrow::ArrayVector* ids, std::vector<uint64_t>* list_nulls) {
-  return ops::BitmapRows(
-      ds, index, [&](uint64_t id) { return filter.Keep(id) ? std::optional<uint64_t>(id) : std::nullopt; }, values,
-      ids, list_nulls);
+  return ops::BitmapRows(ds, index, filter.AsMap(), values, ids, list_nulls);
 }
 
 // Old BTREE rows (page_data.lance, read in ranges), then the scan's rows.
@@ -403,21 +405,16 @@ Result<std::shared_ptr<const Dataset>> OptimizeIndicesBuilder::Commit() {
           if (merge) {
             for (const auto* s : selected) {
               LANCE_ASSIGN_OR_RAISE(auto r, OpenFile(ds, *s, "ngram_postings.lance"));
-              old.push_back({r, [&filter](uint64_t id) {
-                               return filter.Keep(id) ? std::optional<uint64_t>(id) : std::nullopt;
-                             }});
+              old.push_back({r, filter.AsMap()});
             }
           }
+          // The new fragments' rows (none when only old segments merge).
           std::shared_ptr<arrow::Table> table;
           if (!scan_fragments.empty()) {
             LANCE_ASSIGN_OR_RAISE(table, ops::ReadColumnForIndex(dataset_, column, ids_are_addresses, scan_fragments));
           } else {
-            auto empty_values = arrow::MakeEmptyArray(value_type);
-            auto empty_ids = arrow::MakeEmptyArray(arrow::uint64());
-            if (!empty_values.ok() || !empty_ids.ok()) return Status::Invalid("index '", name, "': no empty arrays");
-            table = arrow::Table::Make(
-                arrow::schema({arrow::field(column, value_type), arrow::field("ids", arrow::uint64())}),
-                {*empty_values, *empty_ids});
+            LANCE_ASSIGN_OR_RAISE(table, arrow::Table::MakeEmpty(arrow::schema(
+                                             {arrow::field(column, value_type), arrow::field("ids", arrow::uint64())})));
           }
           arrow::TableBatchReader rows(*table);
           LANCE_ASSIGN_OR_RAISE(files, index::WriteNGramIndex(store, dir, rows, column, file_version,

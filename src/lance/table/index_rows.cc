@@ -1,5 +1,6 @@
 #include "lance/table/index_rows.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace lance::table {
@@ -17,6 +18,11 @@ IndexRows RowsOf(const IndexMetadata& index) {
     return IndexRows::kRowIds;
   }
   return IndexRows::kUnknown;
+}
+
+bool CoversFragment(const IndexMetadata& index, uint64_t id) {
+  return !index.fragment_ids || std::find(index.fragment_ids->begin(), index.fragment_ids->end(),
+                                          static_cast<uint32_t>(id)) != index.fragment_ids->end();
 }
 
 bool IsSystemIndex(const IndexMetadata& index) {

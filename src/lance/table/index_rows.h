@@ -23,6 +23,10 @@ enum class IndexRows {
 
 IndexRows RowsOf(const IndexMetadata& index);
 
+/// Whether `index` covers fragment `id`; one without a fragment bitmap
+/// may cover any.
+bool CoversFragment(const IndexMetadata& index, uint64_t id);
+
 /// The frag-reuse and MemWAL indices: not user indices.
 bool IsSystemIndex(const IndexMetadata& index);
 

@@ -283,10 +283,6 @@ Status ApplyRewrite(const Rewrite& op, bool stable_row_ids, table::ManifestFile*
   // keep their bitmaps (which name fragments that are gone, so they cover
   // none of the new ones). Any other index over an old fragment would
   // answer with addresses that no longer hold its rows: refused.
-  auto covers = [](const IndexMetadata& index, uint64_t id) {
-    return !index.fragment_ids || std::find(index.fragment_ids->begin(), index.fragment_ids->end(),
-                                            static_cast<uint32_t>(id)) != index.fragment_ids->end();
-  };
   auto follow_groups = [&](IndexMetadata* index) -> Status {
     if (!index->fragment_ids) {
       return Status::Invalid("cannot rewrite index '", index->name, "' (", index->UuidString(),
@@ -328,7 +324,7 @@ Status ApplyRewrite(const Rewrite& op, bool stable_row_ids, table::ManifestFile*
     if (fresh.count(index.uuid)) continue;
     bool touched = false;
     for (const auto& g : op.groups) {
-      for (const auto& f : g.old_fragments) touched = touched || covers(index, f.id);
+      for (const auto& f : g.old_fragments) touched = touched || table::CoversFragment(index, f.id);
     }
     if (!touched || table::IsSystemIndex(index)) continue;
     const table::IndexRows rows = table::RowsOf(index);
