@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lance/dataset.h"
+#include "lance/full_text.h"
 #include "lance/retry.h"
 #include "lance/status.h"
 
@@ -80,6 +81,13 @@ int RunConfig(const std::vector<std::string>& argv);
 int RunSchemaCommand(const std::string& cmd, const std::vector<std::string>& argv);
 /// `create-index`, `drop-index`, `indices`, `optimize-indices` (tools/index_commands.cc).
 int RunIndexCommand(const std::string& cmd, const std::vector<std::string>& argv);
+
+/// `tokenize` (tools/fts_commands.cc), and the tokenizer flags it shares
+/// with create-index --type INVERTED.
+int RunTokenize(const std::vector<std::string>& argv);
+extern const std::vector<std::string> kTokenizerValueFlags;
+extern const std::vector<std::string> kTokenizerSwitchFlags;
+std::optional<UsageError> ParseTokenizerFlags(const Args& args, InvertedIndexParams* params);
 
 /// "1 row", "2 rows" (`plural` defaults to `singular` + "s").
 std::string Counted(uint64_t n, const std::string& singular, const std::string& plural = "");

@@ -54,6 +54,7 @@ constexpr const char* kUsage =
     "                                 a scalar index (default name COLUMN_idx)\n"
     "  optimize-indices URI [--index NAME...]   bring new fragments into the indices\n"
     "  drop-index URI NAME | indices URI [--json]   remove an index / list them with their coverage\n"
+    "  tokenize (TEXT | --input FILE) [tokenizer options]   the tokens of a full-text tokenizer, as JSON\n"
     "--branch NAME (any command): read or write branch NAME instead of main.\n"
     "Writing commands print one line: what changed, then '; new version N' or '; version N unchanged'.\n"
     "Long ones draw a progress bar on stderr when it is a terminal, unless --quiet.\n";
@@ -121,6 +122,7 @@ int main(int argc, char** argv) {
   if (cmd == "add-columns" || cmd == "drop-columns" || cmd == "alter-column") {
     return lance::cli::RunSchemaCommand(cmd, args);
   }
+  if (cmd == "tokenize") return lance::cli::RunTokenize(args);
   if (cmd == "create-index" || cmd == "drop-index" || cmd == "indices" || cmd == "optimize-indices") {
     return lance::cli::RunIndexCommand(cmd, args);
   }
