@@ -85,6 +85,7 @@ int RunIndexCommand(const std::string& cmd, const std::vector<std::string>& argv
 /// `tokenize` (tools/fts_commands.cc), and the tokenizer flags it shares
 /// with create-index --type INVERTED.
 int RunTokenize(const std::vector<std::string>& argv);
+int RunSearch(const std::vector<std::string>& argv);
 extern const std::vector<std::string> kTokenizerValueFlags;
 extern const std::vector<std::string> kTokenizerSwitchFlags;
 std::optional<UsageError> ParseTokenizerFlags(const Args& args, InvertedIndexParams* params);

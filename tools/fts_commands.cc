@@ -1,3 +1,4 @@
+// `lance-cpp search --full-text`: full-text search over INVERTED indices;
 // `lance-cpp tokenize`: the tokens of a text under an INVERTED index's
 // tokenizer parameters (pylance's lance.tokenize), for checking what a
 // full-text query or document becomes.
@@ -7,8 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <arrow/table.h>
+
 #include "cli.h"
 #include "lance/full_text.h"
+#include "table_output.h"
 
 namespace lance::cli {
 namespace {
@@ -94,6 +98,75 @@ int RunTokenize(const std::vector<std::string>& argv) {
   for (const auto& t : *tokens) out.push_back(nlohmann::json::array({t.text, t.position}));
   std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   return kExitOk;
+}
+
+int RunSearch(const std::vector<std::string>& argv) {
+  constexpr const char* kUsage =
+      "lance-cpp search URI --full-text QUERY [--fts-columns a,b] [--k K] [--filter PRED] [--columns a,b]\n"
+      "    [--postfilter] [--phrase [--slop N]] [--operator or|and] [--with-row-id] [--version V] [--out FILE]\n"
+      "    [--format csv|json|table]   full-text hits, best first, with _score";
+  Args args;
+  static const std::vector<std::string> kVector = {"--column", "--vector", "--queries", "--nprobes",
+                                                   "--minimum-nprobes", "--maximum-nprobes", "--refine-factor",
+                                                   "--ef", "--metric"};
+  std::vector<std::string> value_flags = {"--full-text", "--fts-columns", "--k", "--filter", "--columns",
+                                          "--slop", "--operator", "--version", "--out", "--format"};
+  value_flags.insert(value_flags.end(), kVector.begin(), kVector.end());
+  if (auto err = ParseArgs(argv, value_flags, {"--phrase", "--with-row-id", "--postfilter"}, &args)) {
+    return ReportUsage(err->message, kUsage);
+  }
+  if (args.positional.size() != 1) return ReportUsage("search takes exactly one URI", kUsage);
+  for (const auto& f : kVector) {
+    if (args.Has(f)) {
+      return ReportError(Status::NotImplemented("vector search (", f, ") is not supported by lance-cpp yet"));
+    }
+  }
+  if (!args.Has("--full-text")) return ReportUsage("search needs --full-text QUERY", kUsage);
+  FullTextQuery query = FullTextQuery::Match(args.Get("--full-text"));
+  if (args.Has("--phrase")) {
+    query.kind = FullTextQuery::Kind::kPhrase;
+    if (auto err = ParseCount(args, "--slop", &query.slop)) return ReportUsage(*err, kUsage);
+  } else if (args.Has("--slop")) {
+    return ReportUsage("--slop applies to --phrase", kUsage);
+  }
+  if (args.Has("--operator")) {
+    const std::string op = args.Get("--operator");
+    if (op != "or" && op != "and" && op != "OR" && op != "AND") {
+      return ReportUsage("--operator takes or or and (got '" + op + "')", kUsage);
+    }
+    if (args.Has("--phrase")) return ReportUsage("--operator applies to a match, not --phrase", kUsage);
+    query.op = (op == "and" || op == "AND") ? FullTextQuery::Operator::kAnd : FullTextQuery::Operator::kOr;
+  }
+  FullTextSearchOptions options;
+  auto split = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream in(s);
+    for (std::string w; std::getline(in, w, ',');) out.push_back(w);
+    return out;
+  };
+  options.columns = split(args.Get("--fts-columns"));
+  options.projection = split(args.Get("--columns"));
+  options.filter = args.Get("--filter");
+  // The contract's search filters first unless --postfilter (pylance's
+  // to_table default is the latter: the best k, then the filter).
+  options.prefilter = !args.Has("--postfilter");
+  options.with_row_id = args.Has("--with-row-id");
+  if (args.Has("--k")) {
+    uint32_t k = 0;
+    if (auto err = ParseCount(args, "--k", &k)) return ReportUsage(*err, kUsage);
+    options.limit = k;
+  }
+  const std::string format = args.Get("--format", "table");
+  if (format != "table" && format != "csv" && format != "json") return ReportUsage("bad --format " + format, kUsage);
+  OpenOptions open;
+  open.version = args.Get("--version");
+  auto ds = OpenDataset(args.positional[0], open);
+  if (!ds.ok()) return ReportError(ds.status());
+  auto table = FullTextSearch(*ds, query, options);
+  if (!table.ok()) return ReportError(table.status());
+  auto reader = std::make_shared<arrow::TableBatchReader>(*table);
+  Status st = EmitResult(reader, format, args.Get("--out"));
+  return st.ok() ? kExitOk : ReportError(st);
 }
 
 }  // namespace lance::cli

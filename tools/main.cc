@@ -54,6 +54,8 @@ constexpr const char* kUsage =
     "                                 a scalar index (default name COLUMN_idx)\n"
     "  optimize-indices URI [--index NAME...]   bring new fragments into the indices\n"
     "  drop-index URI NAME | indices URI [--json]   remove an index / list them with their coverage\n"
+    "  search URI --full-text QUERY [--fts-columns a,b] [--k K] [--filter PRED] [--columns a,b] [--phrase [--slop N]]\n"
+    "       [--operator or|and] [--with-row-id] [--out FILE]   full-text hits over INVERTED indices, best first, with _score\n"
     "  tokenize (TEXT | --input FILE) [tokenizer options]   the tokens of a full-text tokenizer, as JSON\n"
     "--branch NAME (any command): read or write branch NAME instead of main.\n"
     "Writing commands print one line: what changed, then '; new version N' or '; version N unchanged'.\n"
@@ -123,6 +125,7 @@ int main(int argc, char** argv) {
     return lance::cli::RunSchemaCommand(cmd, args);
   }
   if (cmd == "tokenize") return lance::cli::RunTokenize(args);
+  if (cmd == "search") return lance::cli::RunSearch(args);
   if (cmd == "create-index" || cmd == "drop-index" || cmd == "indices" || cmd == "optimize-indices") {
     return lance::cli::RunIndexCommand(cmd, args);
   }

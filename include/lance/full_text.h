@@ -10,6 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include <arrow/type_fwd.h>
+
+#include "lance/dataset.h"
 #include "lance/status.h"
 
 namespace lance {
@@ -55,6 +58,77 @@ struct FtsToken {
   /// keep their places, so phrases see the gaps); 0 for every n-gram.
   uint32_t position = 0;
 };
+
+/// A full-text query, as pylance's lance.query classes: a match of terms
+/// (MatchQuery), a phrase (PhraseQuery, on an index with positions), or a
+/// boolean combination of queries (BooleanQuery).
+struct FullTextQuery {
+  enum class Kind { kMatch, kPhrase, kBoolean };
+  enum class Operator { kOr, kAnd };
+  enum class Occur { kShould, kMust, kMustNot };
+
+  Kind kind = Kind::kMatch;
+  /// The text, tokenized with the index's tokenizer.
+  std::string terms;
+  /// The column searched; empty: every column with an INVERTED index.
+  std::string column;
+  /// Match: whether a row must hold every term or any of them.
+  Operator op = Operator::kOr;
+  /// Match: edits allowed per term (0 exact; nullopt: pylance's automatic
+  /// choice by term length), the expanded terms kept per term, and the
+  /// leading characters that must match exactly.
+  std::optional<uint32_t> fuzziness = 0;
+  uint32_t max_expansions = 50;
+  uint32_t prefix_length = 0;
+  /// Multiplies the query's scores.
+  float boost = 1.0f;
+  /// Phrase: how far apart the terms may be.
+  uint32_t slop = 0;
+  /// Boolean: the clauses.
+  std::vector<std::pair<Occur, FullTextQuery>> clauses;
+
+  static FullTextQuery Match(std::string terms, std::string column = "") {
+    FullTextQuery q;
+    q.terms = std::move(terms);
+    q.column = std::move(column);
+    return q;
+  }
+  static FullTextQuery Phrase(std::string terms, std::string column = "", uint32_t slop = 0) {
+    FullTextQuery q;
+    q.kind = Kind::kPhrase;
+    q.terms = std::move(terms);
+    q.column = std::move(column);
+    q.slop = slop;
+    return q;
+  }
+};
+
+struct FullTextSearchOptions {
+  /// The columns a match without a column searches (pylance's
+  /// full_text_search columns); empty: every column with an INVERTED index.
+  std::vector<std::string> columns;
+  /// The best `limit` rows; nullopt: every matching row.
+  std::optional<int64_t> limit;
+  /// Only rows where this SQL predicate holds are returned.
+  std::string filter;
+  /// Whether the filter selects rows before the best `limit` are chosen
+  /// (true), or the best `limit` of all rows are chosen and then filtered,
+  /// returning fewer (false, pylance's default for full-text search).
+  bool prefilter = false;
+  /// Output columns; empty: all of them. `_score` (float32) follows them,
+  /// then `_rowid` when `with_row_id`.
+  std::vector<std::string> projection;
+  bool with_row_id = false;
+};
+
+/// The rows matching `query`, best first, scored by BM25 as pylance scores
+/// them: rows of the fragments an INVERTED index covers through the index
+/// (with its statistics), rows of fragments it does not cover tokenized on
+/// the fly (with the index's statistics plus theirs). Deleted rows are
+/// never returned.
+Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const Dataset>& dataset,
+                                                     const FullTextQuery& query,
+                                                     const FullTextSearchOptions& options = {});
 
 /// The tokens of `text` under `params` (pylance's lance.tokenize, except
 /// that positions count from the text's first token, not its first kept one).

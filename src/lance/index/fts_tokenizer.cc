@@ -202,8 +202,9 @@ Result<InvertedIndexParams> InvertedIndexParams::FromJson(std::string_view text,
   LANCE_RETURN_NOT_OK(Get(j, "base_tokenizer", &p.base_tokenizer, context));
   LANCE_RETURN_NOT_OK(Get(j, "language", &p.language, context));
   LANCE_RETURN_NOT_OK(Get(j, "with_position", &p.with_position, context));
-  if (auto it = j.find("max_token_length"); it != j.end()) {
-    if (it->is_null()) {
+  // An Option in the reference's serde struct: absent means none.
+  if (auto it = j.find("max_token_length"); true) {
+    if (it == j.end() || it->is_null()) {
       p.max_token_length.reset();
     } else if (it->is_number_unsigned()) {
       p.max_token_length = it->get<uint32_t>();

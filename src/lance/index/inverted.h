@@ -1,0 +1,83 @@
+// Reading INVERTED (full-text) indices, in the layouts pylance writes:
+//
+// index_version 2 (pylance 14; rust/lance-index/src/scalar/inverted/):
+//   metadata.lance         schema metadata "params" (the tokenizer's JSON),
+//                          "partitions" (JSON ids), "token_set_format"
+//                          ("fst"); a deleted_fragments column
+//   part_N_tokens.lance    _token_fst_bytes (the token -> id map, fst.h),
+//                          _token_next_id, _token_total_length
+//   part_N_invert.lance    row t: token t's postings (posting_codec.h);
+//                          format_version "2", posting_block_size,
+//                          posting_tail_codec "varint_delta_v1", and with
+//                          positions positions_layout "shared_stream_v2",
+//                          positions_codec "packed_delta_v1"
+//   part_N_docs.lance      row d: document d's _rowid and _num_tokens;
+//                          "total_tokens"
+// the legacy layout (pylance ~0.27, no index_version): tokens.lance
+//   (_token, _token_id; "tokenizer" holds the params), invert.lance (flat
+//   _rowid, _frequency; "offsets" where each token's postings start),
+//   docs.lance as above.
+// Anything else (index_version 0/1 files of pylance 0.3x, other codecs or
+// token formats) is refused, naming what: a full-text query has no scan to
+// fall back on that would give pylance's scores.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lance/dataset.h"
+#include "lance/index/fts_tokenizer.h"
+#include "lance/index/posting_codec.h"
+#include "lance/index_metadata.h"
+#include "lance/status.h"
+
+namespace lance::index {
+
+class InvertedIndex {
+ public:
+  static Result<std::unique_ptr<InvertedIndex>> Open(const Dataset& dataset, const IndexMetadata& metadata);
+  ~InvertedIndex();
+
+  const IndexMetadata& metadata() const { return metadata_; }
+  const FtsTokenizer& tokenizer() const { return tokenizer_; }
+  bool has_positions() const { return params_.with_position; }
+  /// Fragments whose documents the index no longer answers for (its
+  /// deleted_fragments column).
+  const std::vector<uint32_t>& deleted_fragments() const { return deleted_fragments_; }
+
+  size_t num_partitions() const { return partitions_.size(); }
+  /// Documents and their tokens over all partitions (BM25's N and the sum
+  /// behind its average document length).
+  uint64_t num_docs() const;
+  uint64_t total_tokens() const;
+  /// Documents over all partitions holding `token`.
+  uint64_t DocFreq(std::string_view token) const;
+
+  /// `token`'s postings in partition `p`; nullopt when it has none. With
+  /// `positions`, PostingList::positions too (the index must have them).
+  Result<std::optional<PostingList>> Postings(size_t p, std::string_view token, bool positions) const;
+  /// Tokens of partition `p` (in order) starting with `prefix`, or (empty
+  /// prefix) all of them; for fuzzy and prefix matching.
+  Status ForEachToken(size_t p, std::string_view prefix,
+                      const std::function<Status(std::string_view token)>& fn) const;
+  /// Document `doc` of partition `p`: the dataset row id and token count.
+  uint64_t RowId(size_t p, uint32_t doc) const;
+  uint32_t DocLength(size_t p, uint32_t doc) const;
+  size_t PartitionDocs(size_t p) const;
+
+ private:
+  struct Partition;
+  InvertedIndex(IndexMetadata metadata, InvertedIndexParams params, FtsTokenizer tokenizer);
+
+  IndexMetadata metadata_;
+  InvertedIndexParams params_;
+  FtsTokenizer tokenizer_;
+  std::vector<uint32_t> deleted_fragments_;
+  std::vector<std::unique_ptr<Partition>> partitions_;
+};
+
+}  // namespace lance::index

@@ -1,0 +1,447 @@
+// Full-text search over INVERTED indices, scored as pylance 14 scores
+// (rust/lance-index/src/scalar/inverted/scorer.rs, index.rs, and the
+// observed behaviour tests/interop/test_fts_search.py pins down):
+//   BM25 with k1 = 1.2, b = 0.75 in f32:
+//     idf(t)  = ln((N - n(t) + 0.5) / (n(t) + 0.5) + 1)
+//     w(f, l) = (k1 + 1) f / (f + k1 (1 - b + b l / avgdl))
+//   a row's score is the sum over the query's tokens (repeats counted) of
+//   idf * w. Rows the index covers are scored with the index's statistics
+//   (N its documents, avgdl their mean length, n the documents holding the
+//   token, deleted rows included, as the index keeps them); rows of
+//   fragments it does not cover are tokenized and scored with the index's
+//   statistics plus those of the uncovered rows searched (every live one,
+//   or with a prefilter those passing it). A query token repeated at another
+//   place counts again, one at the same place (n-grams) once. A prefilter
+//   selects rows before ranking; a postfilter (pylance's default) drops rows
+//   from the best `limit`.
+// The search is exhaustive: every posting of every query token is scored,
+// which gives the ranking block-max WAND gives (WAND only skips documents
+// that cannot enter the top k).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <arrow/api.h>
+
+#include "lance/full_text.h"
+#include "lance/index/inverted.h"
+#include "lance/scan/matching_rows.h"
+#include "lance/scanner.h"
+#include "lance/schema.h"
+
+namespace lance {
+namespace {
+
+constexpr float kK1 = 1.2f;
+constexpr float kB = 0.75f;
+constexpr std::string_view kInvertedDetails = "InvertedIndexDetails";
+
+float Idf(uint64_t token_docs, uint64_t num_docs) {
+  const float n = static_cast<float>(num_docs);
+  const float nq = static_cast<float>(token_docs);
+  return std::log((n - nq + 0.5f) / (nq + 0.5f) + 1.0f);
+}
+
+float DocWeight(uint32_t freq, uint32_t doc_tokens, float avgdl) {
+  const float f = static_cast<float>(freq);
+  const float doc_norm = kK1 * (1.0f - kB + kB * static_cast<float>(doc_tokens) / avgdl);
+  return (kK1 + 1.0f) * f / (f + doc_norm);
+}
+
+// BM25's corpus statistics.
+struct Stats {
+  uint64_t num_docs = 0;
+  uint64_t total_tokens = 0;
+  std::unordered_map<std::string, uint64_t> token_docs;
+  float AvgDocLength() const { return static_cast<float>(total_tokens) / static_cast<float>(num_docs); }
+  float Idf(const std::string& token) const {
+    auto it = token_docs.find(token);
+    const uint64_t n = it == token_docs.end() ? 0 : it->second;
+    return n == 0 ? 0.0f : lance::Idf(n, num_docs);
+  }
+};
+
+// A row that is not an index's: its tokens counted.
+struct FlatDoc {
+  uint64_t row_id;
+  uint32_t length;
+  std::unordered_map<std::string, uint32_t> freqs;
+  std::unordered_map<std::string, std::vector<uint32_t>> positions;
+};
+
+// The dotted path of field `id`.
+std::string FieldPath(const Schema& schema, int32_t id) {
+  std::string path;
+  for (const Field* f = schema.FieldById(id); f != nullptr; f = schema.FieldById(f->parent_id)) {
+    path = path.empty() ? f->name : f->name + "." + path;
+    if (f->parent_id < 0) break;
+  }
+  return path;
+}
+
+bool IsInverted(const IndexMetadata& m) {
+  const auto& url = m.index_details_type_url;
+  return url.size() >= kInvertedDetails.size() &&
+         url.compare(url.size() - kInvertedDetails.size(), kInvertedDetails.size(), kInvertedDetails) == 0;
+}
+
+// Which rows may be returned: live ones, passing the filter.
+class RowGate {
+ public:
+  static Result<RowGate> Make(const std::shared_ptr<const Dataset>& dataset, const std::string& filter) {
+    RowGate gate;
+    const auto& fragments = dataset->manifest().fragments;
+    const bool stable = dataset->manifest().UsesStableRowIds();
+    std::vector<std::vector<uint32_t>> allowed;
+    if (!filter.empty()) {
+      LANCE_ASSIGN_OR_RAISE(allowed, scan::MatchingRows(dataset, filter));
+    }
+    for (size_t i = 0; i < fragments.size(); ++i) {
+      std::vector<uint32_t> offsets;
+      if (!filter.empty()) {
+        offsets = std::move(allowed[i]);
+      } else {
+        LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset->PhysicalRows(fragments[i]));
+        LANCE_ASSIGN_OR_RAISE(auto deleted, dataset->DeletedRows(fragments[i]));
+        size_t d = 0;
+        for (uint32_t off = 0; off < physical; ++off) {
+          if (d < deleted.size() && deleted[d] == off) {
+            ++d;
+            continue;
+          }
+          offsets.push_back(off);
+        }
+      }
+      if (stable) {
+        LANCE_ASSIGN_OR_RAISE(auto ids, dataset->RowIds(fragments[i]));
+        for (uint32_t off : offsets) gate.rows_.insert(ids[off]);
+      } else {
+        for (uint32_t off : offsets) gate.rows_.insert((uint64_t{fragments[i].id} << 32) | off);
+      }
+    }
+    return gate;
+  }
+  bool Allows(uint64_t row_id) const { return rows_.count(row_id) > 0; }
+
+ private:
+  std::unordered_set<uint64_t> rows_;
+};
+
+// The query's tokens under a tokenizer, in order: a token repeated at
+// another place counts again ("run run" scores twice "run"), one repeated
+// at the same place does not (n-grams, all at place 0), as in pylance.
+std::vector<index::FtsToken> QueryTokens(const index::FtsTokenizer& tokenizer, const std::string& text) {
+  std::vector<index::FtsToken> out;
+  for (auto& t : tokenizer.Tokenize(text)) {
+    const bool seen = std::any_of(out.begin(), out.end(),
+                                  [&](const index::FtsToken& o) { return o.text == t.text && o.position == t.position; });
+    if (!seen) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// Whether the positions of consecutive phrase tokens (each list sorted)
+// line up: token k at p0 + k (up to `slop` extra places in all).
+bool PhraseMatches(const std::vector<const std::vector<uint32_t>*>& lists,
+                   const std::vector<uint32_t>& query_positions, uint32_t slop) {
+  if (lists.empty()) return false;
+  for (uint32_t start : *lists[0]) {
+    // Greedy: each next token at the first place after the previous one
+    // within the allowed drift.
+    int64_t prev = start;
+    int64_t used = 0;
+    bool ok = true;
+    for (size_t k = 1; k < lists.size() && ok; ++k) {
+      const int64_t want = prev + (int64_t{query_positions[k]} - query_positions[k - 1]);
+      const auto& l = *lists[k];
+      auto it = std::lower_bound(l.begin(), l.end(), static_cast<uint32_t>(std::max<int64_t>(0, want)));
+      ok = it != l.end() && static_cast<int64_t>(*it) - want + used <= slop;
+      if (ok) {
+        used += static_cast<int64_t>(*it) - want;
+        prev = *it;
+      }
+    }
+    if (ok) return true;
+  }
+  return false;
+}
+
+// One column's INVERTED index segments and its uncovered rows.
+struct ColumnSearch {
+  std::string column;
+  std::vector<std::unique_ptr<index::InvertedIndex>> segments;
+  std::set<uint32_t> covered;  // fragment ids
+  Stats index_stats;
+  Stats flat_stats;  // index + uncovered rows
+  std::vector<FlatDoc> flat_docs;
+};
+
+Result<ColumnSearch> OpenColumn(const std::shared_ptr<const Dataset>& dataset, const std::string& column,
+                                const std::vector<std::string>& query_tokens_hint) {
+  ColumnSearch cs;
+  cs.column = column;
+  const Schema& schema = dataset->manifest().schema;
+  for (const auto& m : dataset->indices()) {
+    if (!IsInverted(m) || m.fields.size() != 1 || FieldPath(schema, m.fields[0]) != column) continue;
+    LANCE_ASSIGN_OR_RAISE(auto index, index::InvertedIndex::Open(*dataset, m));
+    if (m.fragment_ids) cs.covered.insert(m.fragment_ids->begin(), m.fragment_ids->end());
+    cs.segments.push_back(std::move(index));
+  }
+  if (cs.segments.empty()) {
+    return Status::Invalid("full-text search: column '", column, "' of ", dataset->uri(),
+                           " has no INVERTED index (create one with create-index --type INVERTED)");
+  }
+  (void)query_tokens_hint;
+  return cs;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const Dataset>& dataset,
+                                                     const FullTextQuery& query,
+                                                     const FullTextSearchOptions& options) {
+  if (query.kind == FullTextQuery::Kind::kBoolean) {
+    return Status::NotImplemented("full-text search: boolean queries are not supported by lance-cpp yet");
+  }
+  if (query.kind == FullTextQuery::Kind::kMatch && (!query.fuzziness.has_value() || *query.fuzziness != 0)) {
+    return Status::NotImplemented("full-text search: fuzzy matching is not supported by lance-cpp yet");
+  }
+  if (options.limit && *options.limit < 0) return Status::Invalid("full-text search: negative limit");
+  // The columns: the query's, the options', or every INVERTED-indexed one.
+  std::vector<std::string> columns;
+  if (!query.column.empty()) {
+    columns.push_back(query.column);
+  } else if (!options.columns.empty()) {
+    columns = options.columns;
+  } else {
+    std::set<std::string> seen;
+    for (const auto& m : dataset->indices()) {
+      if (IsInverted(m) && m.fields.size() == 1) {
+        const std::string path = FieldPath(dataset->manifest().schema, m.fields[0]);
+        if (seen.insert(path).second) columns.push_back(path);
+      }
+    }
+    if (columns.empty()) {
+      return Status::Invalid("full-text search: ", dataset->uri(), " has no INVERTED index");
+    }
+  }
+  if (columns.size() != 1) {
+    return Status::NotImplemented("full-text search over several columns (", columns.size(),
+                                  ") is not supported by lance-cpp yet");
+  }
+
+  LANCE_ASSIGN_OR_RAISE(auto cs, OpenColumn(dataset, columns[0], {}));
+  const auto& tokenizer = cs.segments.front()->tokenizer();
+  for (const auto& s : cs.segments) {
+    if (s->tokenizer().params().ToJson() != tokenizer.params().ToJson()) {
+      return Status::NotImplemented("full-text search: the INVERTED segments of column '", cs.column,
+                                    "' use different tokenizers");
+    }
+  }
+  const bool phrase = query.kind == FullTextQuery::Kind::kPhrase;
+  if (phrase) {
+    for (const auto& s : cs.segments) {
+      if (!s->has_positions()) {
+        return Status::Invalid("full-text search: a phrase query needs positions, but INVERTED index ",
+                               s->metadata().name, " on '", cs.column,
+                               "' was built without them (with_position=False)");
+      }
+    }
+  }
+  const std::vector<index::FtsToken> tokens = QueryTokens(tokenizer, query.terms);
+  std::vector<std::string> distinct;
+  for (const auto& t : tokens) {
+    if (std::find(distinct.begin(), distinct.end(), t.text) == distinct.end()) distinct.push_back(t.text);
+  }
+
+  // The index's statistics.
+  for (const auto& s : cs.segments) {
+    cs.index_stats.num_docs += s->num_docs();
+    cs.index_stats.total_tokens += s->total_tokens();
+    for (const auto& t : distinct) cs.index_stats.token_docs[t] += s->DocFreq(t);
+  }
+  cs.flat_stats = cs.index_stats;
+
+  // Rows ranked: live ones, passing the filter when it comes first.
+  const bool postfilter = !options.filter.empty() && !options.prefilter;
+  // Rows of fragments no segment covers, tokenized: the live ones, or those
+  // passing a prefilter (which then also shape the statistics, as in pylance).
+  std::vector<uint64_t> uncovered;
+  for (const auto& f : dataset->manifest().fragments) {
+    if (!cs.covered.count(f.id)) uncovered.push_back(f.id);
+  }
+  if (!uncovered.empty()) {
+    ScanOptions scan;
+    scan.columns = {cs.column};
+    scan.with_row_id = true;
+    scan.fragment_ids = uncovered;
+    if (!postfilter) scan.filter = options.filter;
+    LANCE_ASSIGN_OR_RAISE(auto table, ScanBuilder(dataset).Options(scan).ToTable());
+    LANCE_ASSIGN_OR_RAISE(auto text, arrow::Concatenate(table->column(0)->chunks()));
+    LANCE_ASSIGN_OR_RAISE(auto ids_array, arrow::Concatenate(table->GetColumnByName("_rowid")->chunks()));
+    auto ids = std::static_pointer_cast<arrow::UInt64Array>(ids_array);
+    std::vector<index::FtsToken> doc_tokens;
+    for (int64_t i = 0; i < text->length(); ++i) {
+      if (text->IsNull(i)) continue;
+      std::string_view value;
+      if (text->type_id() == arrow::Type::STRING) {
+        value = std::static_pointer_cast<arrow::StringArray>(text)->GetView(i);
+      } else if (text->type_id() == arrow::Type::LARGE_STRING) {
+        value = std::static_pointer_cast<arrow::LargeStringArray>(text)->GetView(i);
+      } else {
+        return Status::NotImplemented("full-text search: column '", cs.column, "' of type ",
+                                      text->type()->ToString(), " is not supported by lance-cpp (strings)");
+      }
+      doc_tokens.clear();
+      tokenizer.Tokenize(value, &doc_tokens);
+      if (doc_tokens.empty()) continue;
+      FlatDoc doc;
+      doc.row_id = ids->Value(i);
+      doc.length = static_cast<uint32_t>(doc_tokens.size());
+      for (const auto& t : doc_tokens) {
+        ++doc.freqs[t.text];
+        if (phrase) doc.positions[t.text].push_back(t.position);
+      }
+      cs.flat_stats.num_docs += 1;
+      cs.flat_stats.total_tokens += doc.length;
+      for (const auto& t : distinct) {
+        if (doc.freqs.count(t)) cs.flat_stats.token_docs[t] += 1;
+      }
+      cs.flat_docs.push_back(std::move(doc));
+    }
+  }
+
+  LANCE_ASSIGN_OR_RAISE(auto gate, RowGate::Make(dataset, postfilter ? "" : options.filter));
+  std::vector<std::pair<float, uint64_t>> hits;  // (score, row id)
+
+  // A document's score from its frequency of each query token, or nullopt
+  // when it does not match.
+  auto score_of = [&](const Stats& stats, uint32_t doc_length,
+                      const std::function<uint32_t(const std::string&)>& freq) -> std::optional<float> {
+    float score = 0.0f;
+    bool any = false;
+    for (const auto& t : distinct) {
+      if (freq(t) == 0 && query.op == FullTextQuery::Operator::kAnd) return std::nullopt;
+    }
+    if (phrase) {
+      for (const auto& t : distinct) {
+        if (freq(t) == 0) return std::nullopt;
+      }
+    }
+    const float avgdl = stats.AvgDocLength();
+    for (const auto& t : tokens) {
+      const uint32_t f = freq(t.text);
+      if (f == 0) continue;
+      any = true;
+      score += stats.Idf(t.text) * DocWeight(f, doc_length, avgdl);
+    }
+    if (!any) return std::nullopt;
+    return score * query.boost;
+  };
+  std::vector<uint32_t> query_positions;
+  for (const auto& t : tokens) query_positions.push_back(t.position);
+
+  // Indexed rows, partition by partition.
+  for (const auto& seg : cs.segments) {
+    const std::set<uint32_t> deleted_frags(seg->deleted_fragments().begin(), seg->deleted_fragments().end());
+    for (size_t p = 0; p < seg->num_partitions(); ++p) {
+      // doc -> (token -> postings index)
+      std::unordered_map<std::string, index::PostingList> lists;
+      for (const auto& t : distinct) {
+        LANCE_ASSIGN_OR_RAISE(auto list, seg->Postings(p, t, phrase));
+        if (list) lists.emplace(t, std::move(*list));
+      }
+      // doc -> per distinct token (freq, first position index)
+      std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, size_t>>> docs;
+      for (size_t k = 0; k < distinct.size(); ++k) {
+        auto it = lists.find(distinct[k]);
+        if (it == lists.end()) continue;
+        const auto& l = it->second;
+        size_t pos = 0;
+        for (size_t i = 0; i < l.doc_ids.size(); ++i) {
+          auto& v = docs[l.doc_ids[i]];
+          if (v.empty()) v.assign(distinct.size(), {0, 0});
+          v[k] = {l.frequencies[i], pos};
+          pos += l.frequencies[i];
+        }
+      }
+      for (const auto& [doc, per_token] : docs) {
+        const uint64_t row_id = seg->RowId(p, doc);
+        if (!gate.Allows(row_id)) continue;
+        if (!dataset->manifest().UsesStableRowIds() && deleted_frags.count(static_cast<uint32_t>(row_id >> 32))) continue;
+        auto freq = [&](const std::string& t) -> uint32_t {
+          const size_t k = static_cast<size_t>(std::find(distinct.begin(), distinct.end(), t) - distinct.begin());
+          return per_token[k].first;
+        };
+        auto score = score_of(cs.index_stats, seg->DocLength(p, doc), freq);
+        if (!score) continue;
+        if (phrase) {
+          std::vector<std::vector<uint32_t>> pos_lists(tokens.size());
+          std::vector<const std::vector<uint32_t>*> ptrs;
+          for (size_t q = 0; q < tokens.size(); ++q) {
+            const size_t k =
+                static_cast<size_t>(std::find(distinct.begin(), distinct.end(), tokens[q].text) - distinct.begin());
+            const auto& l = lists.at(distinct[k]);
+            const auto [f, first] = per_token[k];
+            pos_lists[q].assign(l.positions.begin() + first, l.positions.begin() + first + f);
+            ptrs.push_back(&pos_lists[q]);
+          }
+          if (!PhraseMatches(ptrs, query_positions, query.slop)) continue;
+        }
+        hits.emplace_back(*score, row_id);
+      }
+    }
+  }
+  // Uncovered rows.
+  for (const auto& doc : cs.flat_docs) {
+    if (!gate.Allows(doc.row_id)) continue;
+    auto freq = [&](const std::string& t) -> uint32_t {
+      auto it = doc.freqs.find(t);
+      return it == doc.freqs.end() ? 0 : it->second;
+    };
+    auto score = score_of(cs.flat_stats, doc.length, freq);
+    if (!score) continue;
+    if (phrase) {
+      std::vector<const std::vector<uint32_t>*> ptrs;
+      for (const auto& t : tokens) ptrs.push_back(&doc.positions.at(t.text));
+      if (!PhraseMatches(ptrs, query_positions, query.slop)) continue;
+    }
+    hits.emplace_back(*score, doc.row_id);
+  }
+
+  // Best first; equal scores by row id.
+  std::sort(hits.begin(), hits.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  if (options.limit && hits.size() > static_cast<size_t>(*options.limit)) hits.resize(static_cast<size_t>(*options.limit));
+  if (postfilter) {
+    LANCE_ASSIGN_OR_RAISE(auto passing, RowGate::Make(dataset, options.filter));
+    hits.erase(std::remove_if(hits.begin(), hits.end(), [&](const auto& h) { return !passing.Allows(h.second); }),
+               hits.end());
+  }
+
+  std::vector<uint64_t> row_ids;
+  arrow::FloatBuilder scores;
+  for (const auto& [score, id] : hits) {
+    row_ids.push_back(id);
+    LANCE_RETURN_NOT_OK(scores.Append(score));
+  }
+  LANCE_ASSIGN_OR_RAISE(auto table, TakeRows(dataset, row_ids, options.projection));
+  LANCE_ASSIGN_OR_RAISE(auto score_array, scores.Finish());
+  LANCE_ASSIGN_OR_RAISE(table, table->AddColumn(table->num_columns(), arrow::field("_score", arrow::float32()),
+                                                std::make_shared<arrow::ChunkedArray>(score_array)));
+  if (options.with_row_id) {
+    arrow::UInt64Builder ids;
+    LANCE_RETURN_NOT_OK(ids.AppendValues(row_ids));
+    LANCE_ASSIGN_OR_RAISE(auto id_array, ids.Finish());
+    LANCE_ASSIGN_OR_RAISE(table, table->AddColumn(table->num_columns(), arrow::field("_rowid", arrow::uint64()),
+                                                  std::make_shared<arrow::ChunkedArray>(id_array)));
+  }
+  return table;
+}
+
+}  // namespace lance
