@@ -23,23 +23,34 @@ const std::vector<std::string> kVectorFlags = {"--num-partitions", "--num-sub-ve
 
 int RunCreateIndex(const std::vector<std::string>& argv) {
   constexpr const char* kUsage =
-      "lance-cpp create-index URI COLUMN --type BTREE|BITMAP|LABEL_LIST|ZONEMAP|NGRAM|BLOOMFILTER [--name N] "
-      "[--replace] [--rows-per-zone N] [--number-of-items N] [--probability P]";
+      "lance-cpp create-index URI COLUMN --type BTREE|BITMAP|LABEL_LIST|ZONEMAP|NGRAM|BLOOMFILTER|INVERTED [--name N] "
+      "[--replace] [--rows-per-zone N] [--number-of-items N] [--probability P]\n"
+      "    INVERTED: [--with-position] [--base-tokenizer simple|whitespace|raw|ngram] [--language L]\n"
+      "    [--max-token-length N|none] [--no-lower-case] [--no-stem] [--no-remove-stop-words] [--no-ascii-folding]\n"
+      "    [--custom-stop-words a,b] [--min-ngram-length N] [--max-ngram-length N] [--prefix-only]";
   Args args;
   std::vector<std::string> value_flags = {"--type", "--name", "--rows-per-zone", "--number-of-items",
                                           "--probability"};
   value_flags.insert(value_flags.end(), kVectorFlags.begin(), kVectorFlags.end());
-  if (auto err = ParseArgs(argv, value_flags, {"--replace", "--with-position"}, &args)) {
+  value_flags.insert(value_flags.end(), kTokenizerValueFlags.begin(), kTokenizerValueFlags.end());
+  std::vector<std::string> switch_flags = {"--replace"};
+  switch_flags.insert(switch_flags.end(), kTokenizerSwitchFlags.begin(), kTokenizerSwitchFlags.end());
+  if (auto err = ParseArgs(argv, value_flags, switch_flags, &args)) {
     return ReportUsage(err->message, kUsage);
   }
   if (args.positional.size() != 2) return ReportUsage("create-index takes a URI and a COLUMN", kUsage);
   if (!args.Has("--type")) return ReportUsage("create-index needs --type", kUsage);
   std::string type = args.Get("--type");
   for (auto& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (type == "FTS") type = "INVERTED";
   if (type == "BTREE" || type == "BITMAP" || type == "LABEL_LIST" || type == "ZONEMAP" || type == "NGRAM" ||
-      type == "BLOOMFILTER") {
+      type == "BLOOMFILTER" || type == "INVERTED") {
     std::vector<std::string> flags = kVectorFlags;
-    flags.push_back("--with-position");
+    if (type != "INVERTED") {
+      // --with-position is among the switches.
+      flags.insert(flags.end(), kTokenizerValueFlags.begin(), kTokenizerValueFlags.end());
+      flags.insert(flags.end(), kTokenizerSwitchFlags.begin(), kTokenizerSwitchFlags.end());
+    }
     if (type != "ZONEMAP") flags.push_back("--rows-per-zone");
     if (type != "BLOOMFILTER") {
       flags.push_back("--number-of-items");
@@ -75,6 +86,11 @@ int RunCreateIndex(const std::vector<std::string>& argv) {
       return ReportUsage("--probability takes a number in [0, 1) (got '" + v + "')", kUsage);
     }
     builder.Probability(p);
+  }
+  if (type == "INVERTED") {
+    InvertedIndexParams params;
+    if (auto err = ParseTokenizerFlags(args, &params)) return ReportUsage(err->message, kUsage);
+    builder.InvertedParams(std::move(params));
   }
   builder.Replace(args.Has("--replace"));
   auto v = builder.Commit();

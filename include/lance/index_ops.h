@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "lance/dataset.h"
+#include "lance/full_text.h"
 #include "lance/index_metadata.h"
 #include "lance/status.h"
 
@@ -24,8 +25,9 @@ namespace lance {
 
 /// Builds one scalar index over a column (a top-level name or a nested
 /// path "a.b") and commits it. Types: "BTREE", "BITMAP", "LABEL_LIST" (a
-/// list column), "ZONEMAP", "NGRAM" and "BLOOMFILTER" (case-insensitive).
-/// The other types
+/// list column), "ZONEMAP", "NGRAM", "BLOOMFILTER" and "INVERTED" (alias
+/// "FTS"; a full-text index of a string or list-of-strings column)
+/// (case-insensitive). The other types
 /// pylance builds are refused as not implemented; names pylance does not
 /// know are invalid.
 ///
@@ -38,6 +40,11 @@ namespace lance {
 /// bitmaps of at most as many rows (the same variable), spilling and merging
 /// beyond that; it refuses (NotImplemented) text with characters past
 /// U+017F, which pylance ASCII-folds by a table lance-cpp does not carry.
+/// An INVERTED build holds one partition (its tokens, postings, positions
+/// and documents) in memory, writing it and starting another when its
+/// estimate passes LANCE_CPP_FTS_PARTITION_MB (default 2048 MiB, pylance's
+/// per-worker limit); it refuses json columns and tokenizer parameters
+/// lance-cpp does not implement (InvertedIndexParams::CheckSupported).
 class CreateIndexBuilder {
  public:
   CreateIndexBuilder(std::shared_ptr<const Dataset> dataset, std::string column, std::string index_type)
@@ -71,6 +78,13 @@ class CreateIndexBuilder {
     probability_ = probability;
     return *this;
   }
+  /// INVERTED: the tokenizer parameters and with_position (pylance's
+  /// create_scalar_index keyword arguments; defaults as InvertedIndexParams).
+  /// lance_tokenizer must stay "text". Refused for the other types.
+  CreateIndexBuilder& InvertedParams(InvertedIndexParams params) {
+    inverted_params_ = std::move(params);
+    return *this;
+  }
   Result<std::shared_ptr<Dataset>> Commit();
   /// After a successful Commit: the index it added.
   const IndexMetadata& result() const { return result_; }
@@ -84,6 +98,7 @@ class CreateIndexBuilder {
   std::optional<uint64_t> rows_per_zone_;
   std::optional<uint64_t> number_of_items_;
   std::optional<double> probability_;
+  std::optional<InvertedIndexParams> inverted_params_;
   IndexMetadata result_;
 };
 
@@ -106,12 +121,14 @@ class DropIndexBuilder {
 /// unindexed fragments, its last `num_indices_to_merge` segments and the
 /// new rows become one new segment (a new uuid) replacing them; with stable
 /// row ids, older segments covering fragments with deletions are merged
-/// too. BTREE, BITMAP and NGRAM segments are merged from their files;
+/// too. BTREE, BITMAP, NGRAM and INVERTED segments are merged from their
+/// files (INVERTED: the old partitions' kept documents into new partitions,
+/// their scores recomputed, then the new rows in partitions of their own);
 /// LABEL_LIST, ZONEMAP and BLOOMFILTER ones too when one segment is merged,
 /// and are rebuilt over their fragments when several are. Rows of
 /// fragments no longer in the dataset are dropped (BTREE, BITMAP,
-/// LABEL_LIST, NGRAM; with stable row ids the bitmaps and posting lists
-/// drop deleted rows too); zone maps and Bloom filters keep their zones. One
+/// LABEL_LIST, NGRAM, INVERTED; with stable row ids the bitmaps and posting
+/// lists drop deleted rows too); zone maps and Bloom filters keep their zones. One
 /// CreateIndex transaction for every index changed; none when nothing is to
 /// do. Other index types with unindexed fragments are refused.
 struct OptimizeIndicesOptions {

@@ -1,5 +1,5 @@
 // Scalar index create, drop and describe (lance/index_ops.h): BTREE,
-// BITMAP, LABEL_LIST, ZONEMAP, NGRAM and BLOOMFILTER built from one scan of the column,
+// BITMAP, LABEL_LIST, ZONEMAP, NGRAM, BLOOMFILTER and INVERTED built from one scan of the column,
 // committed as CreateIndex as pylance 14's create_scalar_index / drop_index
 // commit them.
 #include "lance/index_ops.h"
@@ -13,6 +13,7 @@
 #include "lance/dataset_internal.h"
 #include "lance/index/bloom_filter.h"
 #include "lance/index/index_writer.h"
+#include "lance/index/inverted_writer.h"
 #include "lance/index/scalar_index.h"
 #include "lance/ops/dataset_ops_internal.h"
 #include "lance/ops/index_build_internal.h"
@@ -73,16 +74,17 @@ Status CheckListOrZoneColumn(const std::string& type, const arrow::DataType& t) 
 
 Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   const Dataset& ds = *dataset_;
-  const std::string type = Upper(index_type_);
-  static const std::set<std::string> kLater = {"INVERTED",
-                                               "FTS", "RTREE", "MINHASHLSH", "IVF_FLAT", "IVF_PQ", "IVF_SQ",
+  std::string type = Upper(index_type_);
+  if (type == "FTS") type = "INVERTED";  // pylance's alias
+  static const std::set<std::string> kLater = {"RTREE", "MINHASHLSH", "IVF_FLAT", "IVF_PQ", "IVF_SQ",
                                                "IVF_RQ", "IVF_HNSW_SQ", "IVF_HNSW_PQ", "IVF_HNSW_FLAT"};
   if (kLater.count(type)) {
     return Status::NotImplemented("index type ", type,
-                                  " is not implemented in lance-cpp yet (BTREE, BITMAP, LABEL_LIST, ZONEMAP, NGRAM and BLOOMFILTER are)");
+                                  " is not implemented in lance-cpp yet (BTREE, BITMAP, LABEL_LIST, ZONEMAP, NGRAM, "
+                                  "BLOOMFILTER and INVERTED are)");
   }
   if (type != "BTREE" && type != "BITMAP" && type != "LABEL_LIST" && type != "ZONEMAP" && type != "NGRAM" &&
-      type != "BLOOMFILTER") {
+      type != "BLOOMFILTER" && type != "INVERTED") {
     return Status::Invalid("unknown index type '", index_type_, "': pylance 14 supports BTREE, BITMAP, NGRAM, ZONEMAP, ",
                            "LABEL_LIST, INVERTED, BLOOMFILTER, RTREE, MINHASHLSH and the IVF_* vector types");
   }
@@ -96,11 +98,35 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   }
   const uint64_t number_of_items = number_of_items_.value_or(index::kBloomFilterDefaultItems);
   const double probability = probability_.value_or(index::kBloomFilterDefaultProbability);
+  if (inverted_params_ && type != "INVERTED") {
+    return Status::Invalid("tokenizer parameters do not apply to a ", type, " index");
+  }
   if (number_of_items == 0) return Status::Invalid("number_of_items must be greater than zero");
   if (!(probability >= 0.0 && probability < 1.0)) {
     return Status::Invalid("probability must be in [0, 1) (got ", probability, ")");
   }
-  if (type == "NGRAM") {
+  const InvertedIndexParams inverted = inverted_params_.value_or(InvertedIndexParams());
+  if (type == "INVERTED") {
+    // pylance's rule (lance/dataset.py): strings, lists of them, or json.
+    if (field->logical_type == "json") {
+      return Status::NotImplemented("INVERTED index on the json column ", column_,
+                                    " (pylance's json document tokenizer) is not implemented in lance-cpp");
+    }
+    std::shared_ptr<arrow::DataType> value_type = arrow_type;
+    if (value_type->id() == arrow::Type::LIST || value_type->id() == arrow::Type::LARGE_LIST) {
+      value_type = static_cast<const arrow::BaseListType&>(*value_type).value_type();
+    }
+    if (value_type->id() != arrow::Type::STRING && value_type->id() != arrow::Type::LARGE_STRING) {
+      return Status::Invalid("INVERTED index column ", column_, " must be string, large string or list of strings, ",
+                             "or json, but got ", value_type->ToString());
+    }
+    // pylance infers the document tokenizer from the column: "text" here.
+    if (inverted.lance_tokenizer != "text") {
+      return Status::NotImplemented("INVERTED index with the '", inverted.lance_tokenizer,
+                                    "' document tokenizer is not implemented in lance-cpp (only 'text', for strings)");
+    }
+    LANCE_RETURN_NOT_OK(inverted.CheckSupported("INVERTED index on " + column_));
+  } else if (type == "NGRAM") {
     // pylance's rule (lance/dataset.py).
     if (arrow_type->id() != arrow::Type::STRING && arrow_type->id() != arrow::Type::LARGE_STRING) {
       return Status::Invalid("NGRAM index column ", column_, " must be a string (it is ", arrow_type->ToString(), ")");
@@ -138,7 +164,7 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
 
   // BTREE on a dataset with stable row ids stores row addresses (its
   // index_version 1, as pylance 14); otherwise the dataset's row ids
-  // (BITMAP and NGRAM always, index_version 0).
+  // (BITMAP, NGRAM and INVERTED always).
   const bool stable = ds.manifest().UsesStableRowIds();
   const bool addresses = type == "BTREE" || type == "BLOOMFILTER" || !stable;
   ScanBuilder scan(dataset_);
@@ -164,6 +190,10 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
     // An empty BloomFilterIndexDetails; the parameters are in the file.
     meta.index_details_type_url = "/lance.index.pb.BloomFilterIndexDetails";
     meta.index_version = 0;
+  } else if (type == "INVERTED") {
+    meta.index_details_type_url = "/lance.table.InvertedIndexDetails";
+    meta.index_details_value = index::InvertedIndexDetailsProto(inverted);
+    meta.index_version = 2;
   } else if (type == "ZONEMAP") {
     meta.index_details_type_url = "/lance.table.ZoneMapIndexDetails";
     meta.index_details_value = ops::ZoneMapDetails(rows_per_zone, ops::ZoneMapDefaultUseSeeds(*arrow_type));
@@ -190,6 +220,18 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
     if (type == "NGRAM") {
       LANCE_ASSIGN_OR_RAISE(auto rows, scan.ToReader());
       return index::WriteNGramIndex(store, dir, *rows, column_, file_version, ops::SortRunRows());
+    }
+    if (type == "INVERTED") {
+      LANCE_ASSIGN_OR_RAISE(auto writer, index::InvertedIndexWriter::Make(store, dir, inverted, file_version,
+                                                                          index::InvertedPartitionMemoryLimit()));
+      LANCE_ASSIGN_OR_RAISE(auto rows, scan.ToReader());
+      while (true) {
+        std::shared_ptr<arrow::RecordBatch> batch;
+        LANCE_RETURN_NOT_OK(rows->ReadNext(&batch));
+        if (!batch) break;
+        LANCE_RETURN_NOT_OK(writer->Add(*batch));
+      }
+      return writer->Finish();
     }
     // A bitmap holds every row id in memory while it is built, as pylance's.
     LANCE_ASSIGN_OR_RAISE(auto table, scan.ToTable());
@@ -241,6 +283,9 @@ Result<std::vector<IndexDescription>> DescribeIndices(const Dataset& dataset) {
       d.type_url = i.index_details_type_url;
       const auto* t = index::FindScalarIndexType(i.index_details_type_url);
       d.type = t ? std::string(t->name) : i.index_details_type_url.substr(i.index_details_type_url.rfind('/') + 1);
+      // Full-text indices are not scalar indices lance-cpp filters with;
+      // named as pylance's describe_indices names them.
+      if (!t && d.type.ends_with(".InvertedIndexDetails")) d.type = "Inverted";
       for (int32_t id : i.fields) {
         // A dotted path, as pylance's field_names.
         std::string path;

@@ -12,6 +12,7 @@
 #include "lance/file_reader.h"
 #include "lance/index/bloom_filter.h"
 #include "lance/index/index_writer.h"
+#include "lance/index/inverted_writer.h"
 #include "lance/index/scalar_index.h"
 #include "lance/index_ops.h"
 #include "lance/ops/index_build_internal.h"
@@ -23,7 +24,7 @@
 namespace lance {
 namespace {
 
-enum class Kind { kBTree, kBitmap, kLabelList, kZoneMap, kBloomFilter, kNGram };
+enum class Kind { kBTree, kBitmap, kLabelList, kZoneMap, kBloomFilter, kNGram, kInverted };
 
 Result<Kind> KindOf(const IndexMetadata& index) {
   const auto* type = index::FindScalarIndexType(index.index_details_type_url);
@@ -34,9 +35,10 @@ Result<Kind> KindOf(const IndexMetadata& index) {
   if (name == "ZoneMap") return Kind::kZoneMap;
   if (name == "BloomFilter") return Kind::kBloomFilter;
   if (name == "NGram") return Kind::kNGram;
+  if (name == "Inverted" || name.ends_with(".InvertedIndexDetails")) return Kind::kInverted;
   return Status::NotImplemented("optimizing index '", index.name, "' of type ", name.empty() ? "(unknown)" : name,
                                 " is not implemented in lance-cpp (BTREE, BITMAP, LABEL_LIST, ZONEMAP, ",
-                                "BLOOMFILTER and NGRAM are)");
+                                "BLOOMFILTER, NGRAM and INVERTED are)");
 }
 
 // Keeps old index rows as pylance 14 does: by fragment (the row address's
@@ -288,7 +290,7 @@ Result<std::shared_ptr<const Dataset>> OptimizeIndicesBuilder::Commit() {
       std::set<uint64_t> coverage(unindexed.begin(), unindexed.end());
       coverage.insert(effective.begin(), effective.end());
       const bool merge = !effective.empty() && (kind == Kind::kBTree || kind == Kind::kBitmap || kind == Kind::kNGram ||
-                                                  selected.size() == 1);
+                                                  kind == Kind::kInverted || selected.size() == 1);
 
       IndexMetadata meta;
       meta.uuid = ops::UuidBytes(txn::NewUuid());
@@ -419,6 +421,27 @@ Result<std::shared_ptr<const Dataset>> OptimizeIndicesBuilder::Commit() {
           arrow::TableBatchReader rows(*table);
           LANCE_ASSIGN_OR_RAISE(files, index::WriteNGramIndex(store, dir, rows, column, file_version,
                                                               ops::SortRunRows(), old));
+          break;
+        }
+        case Kind::kInverted: {
+          // Old documents kept, merged into new partitions, then the new
+          // fragments' in partitions of their own (inverted_writer.h).
+          meta.index_version = 2;
+          LANCE_ASSIGN_OR_RAISE(auto params, index::ReadInvertedParams(ds, reference));
+          std::vector<const IndexMetadata*> old;
+          if (merge) old = selected;
+          std::shared_ptr<arrow::RecordBatchReader> rows;
+          if (!scan_fragments.empty()) {
+            ScanOptions options;
+            options.columns = {column};
+            options.use_scalar_index = false;
+            options.with_row_id = !ids_are_addresses;
+            options.with_row_address = ids_are_addresses;
+            options.fragment_ids = scan_fragments;
+            LANCE_ASSIGN_OR_RAISE(rows, ScanBuilder(dataset_).Options(options).ToReader());
+          }
+          LANCE_ASSIGN_OR_RAISE(files, index::WriteMergedInvertedIndex(ds, store, dir, old, params, filter.AsMap(),
+                                                                       rows.get(), file_version));
           break;
         }
         case Kind::kBloomFilter: {
