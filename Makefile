@@ -12,6 +12,7 @@
 #   make bench-concurrency  commits/s of 1, 2, 4, 8 concurrent writers (BENCH_ARGS="--commits N")
 #   make bench-compaction  compaction rows/s and peak RSS (BENCH_ARGS="--fragments N")
 #   make bench-index  indexed filter latency beside pylance on its indices (BENCH_ARGS="--rows N")
+#   make bench-fts  full-text query latency and INVERTED build beside pylance (BENCH_ARGS="--rows N")
 JOBS ?= $(shell nproc)
 VENV := .venv
 PY := $(CURDIR)/$(VENV)/bin/python
@@ -19,7 +20,7 @@ BUILD ?= build
 ASAN_BUILD := build-asan
 CMAKE_FLAGS := -G Ninja -DLANCE_PYTHON=$(PY)
 
-.PHONY: all deps build demo test unit interop test-asan bench bench-write bench-concurrency bench-compaction bench-index clean
+.PHONY: all deps build demo test unit interop test-asan bench bench-write bench-concurrency bench-compaction bench-index bench-fts clean
 
 all: build
 
@@ -68,6 +69,9 @@ bench-compaction: build
 
 bench-index: build
 	$(PY) bench/run_index.py $(BENCH_ARGS)
+
+bench-fts: build
+	$(PY) bench/run_fts.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -7,6 +7,8 @@
 //       F holds one take per line (row indices separated by blanks); each
 //       line is timed once, in order. A file of one line is taken N times.
 //       F = "-": takes read from stdin line by line, each reported when done.
+//   lance-bench fts URI [--k K] [--phrase 1]
+//       Full-text queries read from stdin, one a line, each reported.
 //   lance-bench filter URI [--columns a,b] [--no-index 1]
 //       Filtered scans read from stdin, one filter a line, each reported when
 //       done (rows and seconds), on one opened dataset: for bench/run_index.py.
@@ -45,6 +47,7 @@
 #include <arrow/table.h>
 
 #include "lance/dataset.h"
+#include "lance/full_text.h"
 #include "lance/operations.h"
 #include "lance/row_ops.h"
 #include "lance/scanner.h"
@@ -228,6 +231,31 @@ int RunFilters(const std::string& uri, int argc, char** argv) {
   return 0;
 }
 
+// One full-text query per line of stdin (the best --k rows, projection
+// `id`), timed from the search's start to its table; the dataset is opened
+// once.
+int RunFullText(const std::string& uri, int argc, char** argv) {
+  lance::FullTextSearchOptions options;
+  options.projection = {"id"};
+  bool phrase = false;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--k") options.limit = std::stoll(value);
+    else if (flag == "--phrase") phrase = value == "1";
+  }
+  auto ds = lance::Dataset::Open(uri);
+  if (!ds.ok()) return Fail(ds.status());
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    const auto start = std::chrono::steady_clock::now();
+    auto query = phrase ? lance::FullTextQuery::Phrase(line) : lance::FullTextQuery::Match(line);
+    auto table = lance::FullTextSearch(*ds, query, options);
+    if (!table.ok()) return Fail(table.status());
+    Report("fts", (*table)->num_rows(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 3 && !(argc == 2 && std::string(argv[1]) == "serve")) {
     std::cerr << "usage: lance-bench scan|take|filter|write|delete|update|merge-insert|loop URI [flags] | serve\n";
@@ -249,6 +277,7 @@ int main(int argc, char** argv) {
   }
   const std::string mode = argv[1], uri = argv[2];
   if (mode == "filter") return RunFilters(uri, argc, argv);
+  if (mode == "fts") return RunFullText(uri, argc, argv);
   if (mode != "scan" && mode != "take") {
     std::map<std::string, std::string> flags;
     for (int i = 3; i + 1 < argc; i += 2) flags[argv[i]] = argv[i + 1];

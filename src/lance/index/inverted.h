@@ -40,6 +40,11 @@ namespace lance::index {
 class InvertedIndex {
  public:
   static Result<std::unique_ptr<InvertedIndex>> Open(const Dataset& dataset, const IndexMetadata& metadata);
+  /// Open through a process-wide cache of the indices opened last (the
+  /// files under an index's uuid never change), as pylance keeps an index
+  /// cache: a query does not re-read the documents and the token map.
+  static Result<std::shared_ptr<const InvertedIndex>> OpenCached(const Dataset& dataset,
+                                                                 const IndexMetadata& metadata);
   ~InvertedIndex();
 
   const IndexMetadata& metadata() const { return metadata_; }

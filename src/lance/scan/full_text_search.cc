@@ -89,46 +89,74 @@ bool IsInverted(const IndexMetadata& m) {
          url.compare(url.size() - kInvertedDetails.size(), kInvertedDetails.size(), kInvertedDetails) == 0;
 }
 
-// Which rows may be returned: live ones, passing the filter.
+// Which rows may be returned: live ones, passing the filter. Row addresses
+// are checked against their fragment's deletions (read for the fragments
+// hits fall in) or the filter's rows; stable row ids through the row-id
+// index of live rows.
 class RowGate {
  public:
   static Result<RowGate> Make(const std::shared_ptr<const Dataset>& dataset, const std::string& filter) {
     RowGate gate;
+    gate.dataset_ = dataset;
     const auto& fragments = dataset->manifest().fragments;
-    const bool stable = dataset->manifest().UsesStableRowIds();
-    std::vector<std::vector<uint32_t>> allowed;
+    for (size_t i = 0; i < fragments.size(); ++i) gate.index_of_[fragments[i].id] = i;
+    gate.deleted_.resize(fragments.size());
     if (!filter.empty()) {
-      LANCE_ASSIGN_OR_RAISE(allowed, scan::MatchingRows(dataset, filter));
+      LANCE_ASSIGN_OR_RAISE(gate.allowed_, scan::MatchingRows(dataset, filter));
+      gate.filtered_ = true;
     }
-    for (size_t i = 0; i < fragments.size(); ++i) {
-      std::vector<uint32_t> offsets;
-      if (!filter.empty()) {
-        offsets = std::move(allowed[i]);
-      } else {
-        LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset->PhysicalRows(fragments[i]));
-        LANCE_ASSIGN_OR_RAISE(auto deleted, dataset->DeletedRows(fragments[i]));
+    if (dataset->manifest().UsesStableRowIds()) {
+      gate.stable_ = true;
+      for (size_t i = 0; i < fragments.size(); ++i) {
+        LANCE_ASSIGN_OR_RAISE(auto ids, dataset->RowIds(fragments[i]));
+        LANCE_ASSIGN_OR_RAISE(auto del, dataset->DeletedRows(fragments[i]));
         size_t d = 0;
-        for (uint32_t off = 0; off < physical; ++off) {
-          if (d < deleted.size() && deleted[d] == off) {
+        for (size_t off = 0; off < ids.size(); ++off) {
+          if (d < del.size() && del[d] == off) {
             ++d;
             continue;
           }
-          offsets.push_back(off);
+          gate.rows_.emplace(ids[off], std::make_pair(i, static_cast<uint32_t>(off)));
         }
-      }
-      if (stable) {
-        LANCE_ASSIGN_OR_RAISE(auto ids, dataset->RowIds(fragments[i]));
-        for (uint32_t off : offsets) gate.rows_.insert(ids[off]);
-      } else {
-        for (uint32_t off : offsets) gate.rows_.insert((uint64_t{fragments[i].id} << 32) | off);
       }
     }
     return gate;
   }
-  bool Allows(uint64_t row_id) const { return rows_.count(row_id) > 0; }
+
+  /// The fragment id holding the row now; nullopt when it is not allowed.
+  Result<std::optional<uint32_t>> FragmentOf(uint64_t row_id) {
+    size_t index;
+    uint32_t offset;
+    if (stable_) {
+      auto it = rows_.find(row_id);
+      if (it == rows_.end()) return std::nullopt;
+      std::tie(index, offset) = it->second;
+    } else {
+      auto it = index_of_.find(static_cast<uint32_t>(row_id >> 32));
+      if (it == index_of_.end()) return std::nullopt;
+      index = it->second;
+      offset = static_cast<uint32_t>(row_id);
+      if (!filtered_) {
+        auto& del = deleted_[index];
+        if (!del) {
+          LANCE_ASSIGN_OR_RAISE(auto rows, dataset_->DeletedRows(dataset_->manifest().fragments[index]));
+          del = std::move(rows);
+        }
+        if (std::binary_search(del->begin(), del->end(), offset)) return std::nullopt;
+      }
+    }
+    if (filtered_ && !std::binary_search(allowed_[index].begin(), allowed_[index].end(), offset)) return std::nullopt;
+    return dataset_->manifest().fragments[index].id;
+  }
 
  private:
-  std::unordered_set<uint64_t> rows_;
+  std::shared_ptr<const Dataset> dataset_;
+  bool stable_ = false;
+  bool filtered_ = false;
+  std::unordered_map<uint32_t, size_t> index_of_;  // fragment id -> index in the manifest
+  std::vector<std::vector<uint32_t>> allowed_;     // per fragment: offsets passing the filter
+  std::vector<std::optional<std::vector<uint32_t>>> deleted_;
+  std::unordered_map<uint64_t, std::pair<size_t, uint32_t>> rows_;  // stable id -> live row
 };
 
 // The query's tokens under a tokenizer, in order: a token repeated at
@@ -173,7 +201,7 @@ bool PhraseMatches(const std::vector<const std::vector<uint32_t>*>& lists,
 // One column's INVERTED index segments and its uncovered rows.
 struct ColumnSearch {
   std::string column;
-  std::vector<std::unique_ptr<index::InvertedIndex>> segments;
+  std::vector<std::shared_ptr<const index::InvertedIndex>> segments;
   std::set<uint32_t> covered;  // fragment ids
   Stats index_stats;
   Stats flat_stats;  // index + uncovered rows
@@ -187,7 +215,7 @@ Result<ColumnSearch> OpenColumn(const std::shared_ptr<const Dataset>& dataset, c
   const Schema& schema = dataset->manifest().schema;
   for (const auto& m : dataset->indices()) {
     if (!IsInverted(m) || m.fields.size() != 1 || FieldPath(schema, m.fields[0]) != column) continue;
-    LANCE_ASSIGN_OR_RAISE(auto index, index::InvertedIndex::Open(*dataset, m));
+    LANCE_ASSIGN_OR_RAISE(auto index, index::InvertedIndex::OpenCached(*dataset, m));
     if (m.fragment_ids) cs.covered.insert(m.fragment_ids->begin(), m.fragment_ids->end());
     cs.segments.push_back(std::move(index));
   }
@@ -318,110 +346,131 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
   LANCE_ASSIGN_OR_RAISE(auto gate, RowGate::Make(dataset, postfilter ? "" : options.filter));
   std::vector<std::pair<float, uint64_t>> hits;  // (score, row id)
 
-  // A document's score from its frequency of each query token, or nullopt
-  // when it does not match.
-  auto score_of = [&](const Stats& stats, uint32_t doc_length,
-                      const std::function<uint32_t(const std::string&)>& freq) -> std::optional<float> {
-    float score = 0.0f;
-    bool any = false;
-    for (const auto& t : distinct) {
-      if (freq(t) == 0 && query.op == FullTextQuery::Operator::kAnd) return std::nullopt;
-    }
-    if (phrase) {
-      for (const auto& t : distinct) {
-        if (freq(t) == 0) return std::nullopt;
-      }
-    }
-    const float avgdl = stats.AvgDocLength();
-    for (const auto& t : tokens) {
-      const uint32_t f = freq(t.text);
-      if (f == 0) continue;
-      any = true;
-      score += stats.Idf(t.text) * DocWeight(f, doc_length, avgdl);
-    }
-    if (!any) return std::nullopt;
-    return score * query.boost;
-  };
+  // How often the query holds each distinct token, and whether a row must
+  // hold all of them.
+  std::vector<float> occurrences(distinct.size(), 0.0f);
+  for (const auto& t : tokens) {
+    occurrences[std::find(distinct.begin(), distinct.end(), t.text) - distinct.begin()] += 1.0f;
+  }
+  const bool need_all = phrase || query.op == FullTextQuery::Operator::kAnd;
   std::vector<uint32_t> query_positions;
-  for (const auto& t : tokens) query_positions.push_back(t.position);
+  std::vector<size_t> query_token_index;  // each query token's distinct token
+  for (const auto& t : tokens) {
+    query_positions.push_back(t.position);
+    query_token_index.push_back(std::find(distinct.begin(), distinct.end(), t.text) - distinct.begin());
+  }
 
-  // Indexed rows, partition by partition.
-  for (const auto& seg : cs.segments) {
-    const std::set<uint32_t> deleted_frags(seg->deleted_fragments().begin(), seg->deleted_fragments().end());
-    for (size_t p = 0; p < seg->num_partitions(); ++p) {
-      // doc -> (token -> postings index)
-      std::unordered_map<std::string, index::PostingList> lists;
-      for (const auto& t : distinct) {
-        LANCE_ASSIGN_OR_RAISE(auto list, seg->Postings(p, t, phrase));
-        if (list) lists.emplace(t, std::move(*list));
+  // Indexed rows, partition by partition, scores accumulated densely.
+  {
+    const float avgdl = cs.index_stats.AvgDocLength();
+    std::vector<float> idf(distinct.size());
+    for (size_t k = 0; k < distinct.size(); ++k) idf[k] = cs.index_stats.Idf(distinct[k]);
+    std::vector<float> score;
+    std::vector<uint16_t> matched;
+    std::vector<uint32_t> touched;
+    for (const auto& seg : cs.segments) {
+      const std::set<uint32_t> deleted_frags(seg->deleted_fragments().begin(), seg->deleted_fragments().end());
+      std::set<uint32_t> seg_covered;
+      if (seg->metadata().fragment_ids) {
+        seg_covered.insert(seg->metadata().fragment_ids->begin(), seg->metadata().fragment_ids->end());
       }
-      // doc -> per distinct token (freq, first position index)
-      std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, size_t>>> docs;
-      for (size_t k = 0; k < distinct.size(); ++k) {
-        auto it = lists.find(distinct[k]);
-        if (it == lists.end()) continue;
-        const auto& l = it->second;
-        size_t pos = 0;
-        for (size_t i = 0; i < l.doc_ids.size(); ++i) {
-          auto& v = docs[l.doc_ids[i]];
-          if (v.empty()) v.assign(distinct.size(), {0, 0});
-          v[k] = {l.frequencies[i], pos};
-          pos += l.frequencies[i];
+      for (size_t p = 0; p < seg->num_partitions(); ++p) {
+        std::vector<std::optional<index::PostingList>> lists(distinct.size());
+        bool complete = true, any = false;
+        for (size_t k = 0; k < distinct.size(); ++k) {
+          LANCE_ASSIGN_OR_RAISE(lists[k], seg->Postings(p, distinct[k], phrase));
+          complete = complete && lists[k].has_value();
+          any = any || lists[k].has_value();
         }
-      }
-      for (const auto& [doc, per_token] : docs) {
-        const uint64_t row_id = seg->RowId(p, doc);
-        if (!gate.Allows(row_id)) continue;
-        if (!dataset->manifest().UsesStableRowIds() && deleted_frags.count(static_cast<uint32_t>(row_id >> 32))) continue;
-        auto freq = [&](const std::string& t) -> uint32_t {
-          const size_t k = static_cast<size_t>(std::find(distinct.begin(), distinct.end(), t) - distinct.begin());
-          return per_token[k].first;
-        };
-        auto score = score_of(cs.index_stats, seg->DocLength(p, doc), freq);
-        if (!score) continue;
-        if (phrase) {
-          std::vector<std::vector<uint32_t>> pos_lists(tokens.size());
-          std::vector<const std::vector<uint32_t>*> ptrs;
-          for (size_t q = 0; q < tokens.size(); ++q) {
-            const size_t k =
-                static_cast<size_t>(std::find(distinct.begin(), distinct.end(), tokens[q].text) - distinct.begin());
-            const auto& l = lists.at(distinct[k]);
-            const auto [f, first] = per_token[k];
-            pos_lists[q].assign(l.positions.begin() + first, l.positions.begin() + first + f);
-            ptrs.push_back(&pos_lists[q]);
+        if (!any || (need_all && !complete)) continue;
+        const size_t num_docs = seg->PartitionDocs(p);
+        score.assign(num_docs, 0.0f);
+        matched.assign(num_docs, 0);
+        touched.clear();
+        for (size_t k = 0; k < distinct.size(); ++k) {
+          if (!lists[k]) continue;
+          const auto& l = *lists[k];
+          const float weight = occurrences[k] * idf[k];
+          for (size_t i = 0; i < l.doc_ids.size(); ++i) {
+            const uint32_t d = l.doc_ids[i];
+            if (matched[d]++ == 0) touched.push_back(d);
+            score[d] += weight * DocWeight(l.frequencies[i], seg->DocLength(p, d), avgdl);
           }
-          if (!PhraseMatches(ptrs, query_positions, query.slop)) continue;
         }
-        hits.emplace_back(*score, row_id);
+        // Where each posting's positions start, for phrases.
+        std::vector<std::vector<uint32_t>> starts(distinct.size());
+        if (phrase) {
+          for (size_t k = 0; k < distinct.size(); ++k) {
+            const auto& l = *lists[k];
+            starts[k].resize(l.doc_ids.size() + 1, 0);
+            for (size_t i = 0; i < l.doc_ids.size(); ++i) starts[k][i + 1] = starts[k][i] + l.frequencies[i];
+          }
+        }
+        std::vector<std::vector<uint32_t>> pos_lists(tokens.size());
+        std::vector<const std::vector<uint32_t>*> ptrs(tokens.size());
+        for (uint32_t d : touched) {
+          if (need_all && matched[d] != distinct.size()) continue;
+          const uint64_t row_id = seg->RowId(p, d);
+          // A row the index holds answers only from where the index saw it: a
+          // stable row id an update moved to a fragment the index does not
+          // cover is that fragment's row now (searched unindexed).
+          LANCE_ASSIGN_OR_RAISE(const auto fragment, gate.FragmentOf(row_id));
+          if (!fragment || !seg_covered.count(*fragment) || deleted_frags.count(*fragment)) continue;
+          if (phrase) {
+            for (size_t q = 0; q < tokens.size(); ++q) {
+              const size_t k = query_token_index[q];
+              const auto& l = *lists[k];
+              const size_t i = std::lower_bound(l.doc_ids.begin(), l.doc_ids.end(), d) - l.doc_ids.begin();
+              pos_lists[q].assign(l.positions.begin() + starts[k][i], l.positions.begin() + starts[k][i + 1]);
+              ptrs[q] = &pos_lists[q];
+            }
+            if (!PhraseMatches(ptrs, query_positions, query.slop)) continue;
+          }
+          hits.emplace_back(score[d] * query.boost, row_id);
+        }
       }
     }
   }
   // Uncovered rows.
-  for (const auto& doc : cs.flat_docs) {
-    if (!gate.Allows(doc.row_id)) continue;
-    auto freq = [&](const std::string& t) -> uint32_t {
-      auto it = doc.freqs.find(t);
-      return it == doc.freqs.end() ? 0 : it->second;
-    };
-    auto score = score_of(cs.flat_stats, doc.length, freq);
-    if (!score) continue;
-    if (phrase) {
-      std::vector<const std::vector<uint32_t>*> ptrs;
-      for (const auto& t : tokens) ptrs.push_back(&doc.positions.at(t.text));
-      if (!PhraseMatches(ptrs, query_positions, query.slop)) continue;
+  {
+    const float avgdl = cs.flat_stats.AvgDocLength();
+    for (const auto& doc : cs.flat_docs) {
+      LANCE_ASSIGN_OR_RAISE(const auto fragment, gate.FragmentOf(doc.row_id));
+      if (!fragment) continue;
+      float score = 0.0f;
+      size_t held = 0;
+      for (size_t k = 0; k < distinct.size(); ++k) {
+        auto it = doc.freqs.find(distinct[k]);
+        if (it == doc.freqs.end()) continue;
+        ++held;
+        score += occurrences[k] * cs.flat_stats.Idf(distinct[k]) * DocWeight(it->second, doc.length, avgdl);
+      }
+      if (held == 0 || (need_all && held != distinct.size())) continue;
+      if (phrase) {
+        std::vector<const std::vector<uint32_t>*> ptrs;
+        for (const auto& t : tokens) ptrs.push_back(&doc.positions.at(t.text));
+        if (!PhraseMatches(ptrs, query_positions, query.slop)) continue;
+      }
+      hits.emplace_back(score * query.boost, doc.row_id);
     }
-    hits.emplace_back(*score, doc.row_id);
   }
 
   // Best first; equal scores by row id.
-  std::sort(hits.begin(), hits.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
-  if (options.limit && hits.size() > static_cast<size_t>(*options.limit)) hits.resize(static_cast<size_t>(*options.limit));
+  auto better = [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; };
+  if (options.limit && hits.size() > static_cast<size_t>(*options.limit)) {
+    std::partial_sort(hits.begin(), hits.begin() + *options.limit, hits.end(), better);
+    hits.resize(static_cast<size_t>(*options.limit));
+  } else {
+    std::sort(hits.begin(), hits.end(), better);
+  }
   if (postfilter) {
     LANCE_ASSIGN_OR_RAISE(auto passing, RowGate::Make(dataset, options.filter));
-    hits.erase(std::remove_if(hits.begin(), hits.end(), [&](const auto& h) { return !passing.Allows(h.second); }),
-               hits.end());
+    std::vector<std::pair<float, uint64_t>> kept;
+    for (const auto& h : hits) {
+      LANCE_ASSIGN_OR_RAISE(const auto fragment, passing.FragmentOf(h.second));
+      if (fragment) kept.push_back(h);
+    }
+    hits = std::move(kept);
   }
 
   std::vector<uint64_t> row_ids;
