@@ -1,6 +1,7 @@
 #include "lance/index/fts_tokenizer.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -126,7 +127,17 @@ bool FtsTokenizer::Filter(std::string* token) const {
       MapCharacters(kLowerCaseMap, /*lower_ascii=*/true, token);
     }
   }
-  if (params_.stem) *token = StemEnglish(*token);
+  if (params_.stem) {
+    // Text repeats its words: each thread remembers the stems it made (a
+    // pure function of the word), up to a bound.
+    thread_local std::unordered_map<std::string, std::string> stems;
+    auto it = stems.find(*token);
+    if (it == stems.end()) {
+      if (stems.size() >= (1u << 20)) stems.clear();
+      it = stems.emplace(*token, StemEnglish(*token)).first;
+    }
+    *token = it->second;
+  }
   if (params_.remove_stop_words && stop_words_.count(*token)) return false;
   if (params_.ascii_folding && !IsAscii(*token)) MapCharacters(kAsciiFoldMap, /*lower_ascii=*/false, token);
   return true;

@@ -19,6 +19,7 @@
 // that cannot enter the top k).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -344,7 +345,6 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
   }
 
   LANCE_ASSIGN_OR_RAISE(auto gate, RowGate::Make(dataset, postfilter ? "" : options.filter));
-  std::vector<std::pair<float, uint64_t>> hits;  // (score, row id)
 
   // How often the query holds each distinct token, and whether a row must
   // hold all of them.
@@ -360,21 +360,47 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
     query_token_index.push_back(std::find(distinct.begin(), distinct.end(), t.text) - distinct.begin());
   }
 
+  // Scored rows holding the query's tokens go through a bounded heap of
+  // the best `limit` (best first; equal scores by row id). Whether a row is
+  // returned (live, passing a prefilter, from where its index saw it, its
+  // phrase present) is decided only for rows that would enter it: the score
+  // does not depend on it.
+  struct Hit {
+    float score;
+    uint64_t row_id;
+  };
+  auto better = [](const Hit& a, const Hit& b) { return a.score != b.score ? a.score > b.score : a.row_id < b.row_id; };
+  auto worse_first = [&](const Hit& a, const Hit& b) { return better(a, b); };  // heap front: the worst kept
+  const size_t limit = options.limit ? static_cast<size_t>(*options.limit) : std::numeric_limits<size_t>::max();
+  std::vector<Hit> best;
+  auto would_enter = [&](const Hit& h) { return best.size() < limit || better(h, best.front()); };
+  auto enter = [&](const Hit& h) {
+    if (best.size() == limit) {
+      std::pop_heap(best.begin(), best.end(), worse_first);
+      best.pop_back();
+    }
+    best.push_back(h);
+    std::push_heap(best.begin(), best.end(), worse_first);
+  };
+
+  std::vector<std::vector<uint32_t>> pos_lists(tokens.size());
+  std::vector<const std::vector<uint32_t>*> ptrs(tokens.size());
+
   // Indexed rows, partition by partition, scores accumulated densely.
   {
     const float avgdl = cs.index_stats.AvgDocLength();
     std::vector<float> idf(distinct.size());
     for (size_t k = 0; k < distinct.size(); ++k) idf[k] = cs.index_stats.Idf(distinct[k]);
-    std::vector<float> score;
-    std::vector<uint16_t> matched;
+    // Per-document scratch, kept across queries of a thread: a partition's
+    // worth of floats is paged in once, not per query.
+    thread_local std::vector<float> score;
+    thread_local std::vector<uint16_t> matched;
     std::vector<uint32_t> touched;
     for (const auto& seg : cs.segments) {
-      const std::set<uint32_t> deleted_frags(seg->deleted_fragments().begin(), seg->deleted_fragments().end());
-      std::set<uint32_t> seg_covered;
-      if (seg->metadata().fragment_ids) {
-        seg_covered.insert(seg->metadata().fragment_ids->begin(), seg->metadata().fragment_ids->end());
-      }
-      for (size_t p = 0; p < seg->num_partitions(); ++p) {
+      std::set<uint32_t> covered;
+      const std::set<uint32_t> deleted(seg->deleted_fragments().begin(), seg->deleted_fragments().end());
+      if (seg->metadata().fragment_ids) covered.insert(seg->metadata().fragment_ids->begin(), seg->metadata().fragment_ids->end());
+      for (size_t p = 0; p < seg->num_partitions() && limit > 0; ++p) {
         std::vector<std::optional<index::PostingList>> lists(distinct.size());
         bool complete = true, any = false;
         for (size_t k = 0; k < distinct.size(); ++k) {
@@ -384,8 +410,10 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
         }
         if (!any || (need_all && !complete)) continue;
         const size_t num_docs = seg->PartitionDocs(p);
-        score.assign(num_docs, 0.0f);
-        matched.assign(num_docs, 0);
+        if (score.size() < num_docs) {
+          score.resize(num_docs, 0.0f);
+          matched.resize(num_docs, 0);
+        }
         touched.clear();
         for (size_t k = 0; k < distinct.size(); ++k) {
           if (!lists[k]) continue;
@@ -398,24 +426,31 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
           }
         }
         // Where each posting's positions start, for phrases.
-        std::vector<std::vector<uint32_t>> starts(distinct.size());
+        std::vector<std::vector<uint32_t>> starts;
         if (phrase) {
+          starts.resize(distinct.size());
           for (size_t k = 0; k < distinct.size(); ++k) {
             const auto& l = *lists[k];
             starts[k].resize(l.doc_ids.size() + 1, 0);
             for (size_t i = 0; i < l.doc_ids.size(); ++i) starts[k][i + 1] = starts[k][i] + l.frequencies[i];
           }
         }
-        std::vector<std::vector<uint32_t>> pos_lists(tokens.size());
-        std::vector<const std::vector<uint32_t>*> ptrs(tokens.size());
+        Status failed;
         for (uint32_t d : touched) {
-          if (need_all && matched[d] != distinct.size()) continue;
-          const uint64_t row_id = seg->RowId(p, d);
-          // A row the index holds answers only from where the index saw it: a
-          // stable row id an update moved to a fragment the index does not
+          const Hit h{score[d] * query.boost, seg->RowId(p, d)};
+          const bool held = !need_all || matched[d] == distinct.size();
+          score[d] = 0.0f;  // the scratch left clean for the next partition
+          matched[d] = 0;
+          if (!held || !failed.ok() || !would_enter(h)) continue;
+          // A row the index holds answers only from where the index saw it:
+          // a stable row id an update moved to a fragment the index does not
           // cover is that fragment's row now (searched unindexed).
-          LANCE_ASSIGN_OR_RAISE(const auto fragment, gate.FragmentOf(row_id));
-          if (!fragment || !seg_covered.count(*fragment) || deleted_frags.count(*fragment)) continue;
+          auto fragment = gate.FragmentOf(h.row_id);
+          if (!fragment.ok()) {
+            failed = fragment.status();
+            continue;
+          }
+          if (!*fragment || !covered.count(**fragment) || deleted.count(**fragment)) continue;
           if (phrase) {
             for (size_t q = 0; q < tokens.size(); ++q) {
               const size_t k = query_token_index[q];
@@ -426,17 +461,17 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
             }
             if (!PhraseMatches(ptrs, query_positions, query.slop)) continue;
           }
-          hits.emplace_back(score[d] * query.boost, row_id);
+          enter(h);
         }
+        LANCE_RETURN_NOT_OK(failed);
       }
     }
   }
   // Uncovered rows.
   {
     const float avgdl = cs.flat_stats.AvgDocLength();
-    for (const auto& doc : cs.flat_docs) {
-      LANCE_ASSIGN_OR_RAISE(const auto fragment, gate.FragmentOf(doc.row_id));
-      if (!fragment) continue;
+    for (size_t i = 0; i < cs.flat_docs.size() && limit > 0; ++i) {
+      const auto& doc = cs.flat_docs[i];
       float score = 0.0f;
       size_t held = 0;
       for (size_t k = 0; k < distinct.size(); ++k) {
@@ -446,23 +481,20 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
         score += occurrences[k] * cs.flat_stats.Idf(distinct[k]) * DocWeight(it->second, doc.length, avgdl);
       }
       if (held == 0 || (need_all && held != distinct.size())) continue;
+      const Hit h{score * query.boost, doc.row_id};
+      if (!would_enter(h)) continue;
+      LANCE_ASSIGN_OR_RAISE(const auto fragment, gate.FragmentOf(doc.row_id));
+      if (!fragment) continue;
       if (phrase) {
-        std::vector<const std::vector<uint32_t>*> ptrs;
-        for (const auto& t : tokens) ptrs.push_back(&doc.positions.at(t.text));
+        for (size_t q = 0; q < tokens.size(); ++q) ptrs[q] = &doc.positions.at(tokens[q].text);
         if (!PhraseMatches(ptrs, query_positions, query.slop)) continue;
       }
-      hits.emplace_back(score * query.boost, doc.row_id);
+      enter(h);
     }
   }
-
-  // Best first; equal scores by row id.
-  auto better = [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; };
-  if (options.limit && hits.size() > static_cast<size_t>(*options.limit)) {
-    std::partial_sort(hits.begin(), hits.begin() + *options.limit, hits.end(), better);
-    hits.resize(static_cast<size_t>(*options.limit));
-  } else {
-    std::sort(hits.begin(), hits.end(), better);
-  }
+  std::sort(best.begin(), best.end(), better);
+  std::vector<std::pair<float, uint64_t>> hits;  // (score, row id)
+  for (const auto& h : best) hits.emplace_back(h.score, h.row_id);
   if (postfilter) {
     LANCE_ASSIGN_OR_RAISE(auto passing, RowGate::Make(dataset, options.filter));
     std::vector<std::pair<float, uint64_t>> kept;
