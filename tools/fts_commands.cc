@@ -122,7 +122,8 @@ int RunSearch(const std::vector<std::string>& argv) {
     }
   }
   if (!args.Has("--full-text")) return ReportUsage("search needs --full-text QUERY", kUsage);
-  FullTextQuery query = FullTextQuery::Match(args.Get("--full-text"));
+  // As pylance reads a query string: "..." is a phrase.
+  FullTextQuery query = FullTextQuery::FromString(args.Get("--full-text"));
   if (args.Has("--phrase")) {
     query.kind = FullTextQuery::Kind::kPhrase;
     if (auto err = ParseCount(args, "--slop", &query.slop)) return ReportUsage(*err, kUsage);
@@ -134,7 +135,9 @@ int RunSearch(const std::vector<std::string>& argv) {
     if (op != "or" && op != "and" && op != "OR" && op != "AND") {
       return ReportUsage("--operator takes or or and (got '" + op + "')", kUsage);
     }
-    if (args.Has("--phrase")) return ReportUsage("--operator applies to a match, not --phrase", kUsage);
+    if (query.kind == FullTextQuery::Kind::kPhrase) {
+      return ReportUsage("--operator applies to a match, not a phrase", kUsage);
+    }
     query.op = (op == "and" || op == "AND") ? FullTextQuery::Operator::kAnd : FullTextQuery::Operator::kOr;
   }
   FullTextSearchOptions options;

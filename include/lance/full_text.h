@@ -74,8 +74,8 @@ struct FullTextQuery {
   std::string column;
   /// Match: whether a row must hold every term or any of them.
   Operator op = Operator::kOr;
-  /// Match: edits allowed per term (0 exact; nullopt: pylance's automatic
-  /// choice by term length), the expanded terms kept per term, and the
+  /// Match: edits allowed per term (0 or nullopt: exact, as pylance, whose
+  /// automatic choice never applies), the expanded terms kept, and the
   /// leading characters that must match exactly.
   std::optional<uint32_t> fuzziness = 0;
   uint32_t max_expansions = 50;
@@ -92,6 +92,15 @@ struct FullTextQuery {
     q.terms = std::move(terms);
     q.column = std::move(column);
     return q;
+  }
+  /// A query string as pylance reads one: a phrase (slop 0) when the whole
+  /// string is in double quotes, else a match of its terms (OR). Nothing
+  /// else in it is syntax.
+  static FullTextQuery FromString(const std::string& text, std::string column = "") {
+    if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
+      return Phrase(text.substr(1, text.size() - 2), std::move(column));
+    }
+    return Match(text, std::move(column));
   }
   static FullTextQuery Phrase(std::string terms, std::string column = "", uint32_t slop = 0) {
     FullTextQuery q;

@@ -173,12 +173,15 @@ def test_tokenizer_params_as_pylance(lance_cpp, tmp_path, params):
 
 
 def test_phrases_as_pylance(lance_cpp, tmp_path):
-    texts = random_texts(8, 400) + ["the quick brown fox", "quick the brown", "brown quick fox", "quick brown the fox"]
+    texts = random_texts(8, 400) + ["the quick brown fox", "quick the brown", "brown quick fox", "quick brown the fox",
+                                    "quick zebra brown yak fox", "quick zebra yak brown fox"]
     uri = make(tmp_path, "ds", texts)
     lance.dataset(uri).create_scalar_index("text", "INVERTED", with_position=True)
-    append(uri, ["quick brown", "fox quick brown", "quick a brown"], 404)
+    append(uri, ["quick brown", "fox quick brown", "quick a brown", "quick yak brown zebra fox"], 406)
     for q in ["quick brown", "quick brown fox", "lazy dog", "run the", "the quick", "brown quick"]:
         assert_same_hits(ours(lance_cpp, uri, "--full-text", q, "--phrase"), theirs(uri, PhraseQuery(q, "text")), q)
+        # A quoted query string is a phrase, as pylance reads it.
+        assert_same_hits(ours(lance_cpp, uri, "--full-text", f'"{q}"'), theirs(uri, f'"{q}"'), f'"{q}"')
         for slop in (1, 2):
             assert_same_hits(ours(lance_cpp, uri, "--full-text", q, "--phrase", "--slop", str(slop)),
                              theirs(uri, PhraseQuery(q, "text", slop=slop)), f"{q} slop {slop}")

@@ -173,28 +173,26 @@ std::vector<index::FtsToken> QueryTokens(const index::FtsTokenizer& tokenizer, c
   return out;
 }
 
-// Whether the positions of consecutive phrase tokens (each list sorted)
-// line up: token k at p0 + k (up to `slop` extra places in all).
+// Whether the phrase is there: each next token after the previous one by
+// its gap in the query plus 0..slop places (pylance's rule, pair by pair;
+// never reordered). Lists are sorted positions, one per query token.
+bool PhraseFrom(const std::vector<const std::vector<uint32_t>*>& lists, const std::vector<uint32_t>& query_positions,
+                uint32_t slop, size_t k, int64_t prev) {
+  if (k == lists.size()) return true;
+  const int64_t lo = prev + (int64_t{query_positions[k]} - query_positions[k - 1]);
+  const auto& l = *lists[k];
+  for (auto it = std::lower_bound(l.begin(), l.end(), static_cast<uint32_t>(std::max<int64_t>(0, lo)));
+       it != l.end() && static_cast<int64_t>(*it) <= lo + slop; ++it) {
+    if (static_cast<int64_t>(*it) >= lo && PhraseFrom(lists, query_positions, slop, k + 1, *it)) return true;
+  }
+  return false;
+}
+
 bool PhraseMatches(const std::vector<const std::vector<uint32_t>*>& lists,
                    const std::vector<uint32_t>& query_positions, uint32_t slop) {
   if (lists.empty()) return false;
   for (uint32_t start : *lists[0]) {
-    // Greedy: each next token at the first place after the previous one
-    // within the allowed drift.
-    int64_t prev = start;
-    int64_t used = 0;
-    bool ok = true;
-    for (size_t k = 1; k < lists.size() && ok; ++k) {
-      const int64_t want = prev + (int64_t{query_positions[k]} - query_positions[k - 1]);
-      const auto& l = *lists[k];
-      auto it = std::lower_bound(l.begin(), l.end(), static_cast<uint32_t>(std::max<int64_t>(0, want)));
-      ok = it != l.end() && static_cast<int64_t>(*it) - want + used <= slop;
-      if (ok) {
-        used += static_cast<int64_t>(*it) - want;
-        prev = *it;
-      }
-    }
-    if (ok) return true;
+    if (PhraseFrom(lists, query_positions, slop, 1, start)) return true;
   }
   return false;
 }
@@ -236,8 +234,10 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
   if (query.kind == FullTextQuery::Kind::kBoolean) {
     return Status::NotImplemented("full-text search: boolean queries are not supported by lance-cpp yet");
   }
-  if (query.kind == FullTextQuery::Kind::kMatch && (!query.fuzziness.has_value() || *query.fuzziness != 0)) {
-    return Status::NotImplemented("full-text search: fuzzy matching is not supported by lance-cpp yet");
+  // pylance expands terms only for a fuzziness of 1 or more (none: exact).
+  if (query.kind == FullTextQuery::Kind::kMatch && query.fuzziness.value_or(0) != 0) {
+    return Status::NotImplemented("full-text search: fuzzy matching (fuzziness ", *query.fuzziness,
+                                  ") is not supported by lance-cpp yet");
   }
   if (options.limit && *options.limit < 0) return Status::Invalid("full-text search: negative limit");
   // The columns: the query's, the options', or every INVERTED-indexed one.
