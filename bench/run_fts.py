@@ -16,7 +16,6 @@ assertions."""
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import subprocess
@@ -31,7 +30,10 @@ import pyarrow as pa
 import os
 os.environ.setdefault("LANCE_LOG", "error")
 import lance  # noqa: E402
-from lance.query import PhraseQuery
+from lance.query import PhraseQuery  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run_index import LineServer  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 VOCAB = 20000
@@ -62,26 +64,12 @@ def make_table(rows: int, seed: int = 0) -> pa.Table:
     return pa.table({"id": pa.array(np.arange(rows, dtype=np.int64)), "text": pa.array(texts)})
 
 
-class CppSearch:
-    def __init__(self, binary: Path, uri: Path, k: int, phrase: bool):
-        args = [str(binary), "fts", str(uri), "--k", str(k), "--phrase", "1" if phrase else "0"]
-        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-    def run(self, query: str) -> tuple[float, int]:
-        self.proc.stdin.write(query + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"lance-bench fts stopped (exit code {self.proc.wait()})")
-        out = json.loads(line)
-        return out["seconds"], out["rows"]
-
-    def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait()
+def CppSearch(binary: Path, uri: Path, k: int, phrase: bool) -> LineServer:
+    """lance-bench answering full-text queries (top k, projection `id`)."""
+    return LineServer([str(binary), "fts", str(uri), "--k", str(k), "--phrase", "1" if phrase else "0"])
 
 
-def measure(cpp: CppSearch, ds, queries: list[str], k: int, phrase: bool) -> tuple[float, float]:
+def measure(cpp: LineServer, ds, queries: list[str], k: int, phrase: bool) -> tuple[float, float]:
     cpp_times, py_times = [], []
     for q in queries:
         cpp_s, cpp_rows = cpp.run(q)

@@ -42,21 +42,21 @@ def make_table(rows: int, seed: int = 0) -> pa.Table:
     })
 
 
-class CppFilters:
-    """One lance-bench process answering filters from stdin."""
+class LineServer:
+    """One lance-bench process answering a request per stdin line (`filter`
+    mode: a SQL filter; `fts` mode: a full-text query) with a JSON line of
+    its seconds and rows."""
 
-    def __init__(self, binary: Path, uri: Path, use_index: bool):
-        args = [str(binary), "filter", str(uri), "--columns", "id"]
-        if not use_index:
-            args += ["--no-index", "1"]
+    def __init__(self, args: list[str]):
+        self.mode = args[1]
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
-    def run(self, sql: str) -> tuple[float, int]:
-        self.proc.stdin.write(sql + "\n")
+    def run(self, request: str) -> tuple[float, int]:
+        self.proc.stdin.write(request + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
-            raise RuntimeError(f"lance-bench filter stopped (exit code {self.proc.wait()})")
+            raise RuntimeError(f"lance-bench {self.mode} stopped (exit code {self.proc.wait()})")
         out = json.loads(line)
         return out["seconds"], out["rows"]
 
@@ -65,7 +65,15 @@ class CppFilters:
         self.proc.wait()
 
 
-def measure(cpp: CppFilters, ds, queries: list[str], use_index: bool) -> tuple[float, float]:
+def CppFilters(binary: Path, uri: Path, use_index: bool) -> LineServer:
+    """lance-bench answering filters (projection `id`)."""
+    args = [str(binary), "filter", str(uri), "--columns", "id"]
+    if not use_index:
+        args += ["--no-index", "1"]
+    return LineServer(args)
+
+
+def measure(cpp: LineServer, ds, queries: list[str], use_index: bool) -> tuple[float, float]:
     """Median seconds of lance-cpp and pylance over `queries` (the first one
     an untimed warm-up); both sides must return the same number of rows."""
     cpp_times, py_times = [], []

@@ -44,6 +44,9 @@ struct Schema {
   int32_t MaxFieldId() const;
   /// The field with `id` (first in pre-order), or nullptr.
   const Field* FieldById(int32_t id) const;
+  /// The dotted path of the field with `id` ("a.b", as pylance names index
+  /// fields); empty when there is none.
+  std::string FieldPath(int32_t id) const;
   /// The Arrow schema this Lance schema describes.
   Result<std::shared_ptr<arrow::Schema>> ToArrow() const;
   /// Builds a Lance schema from Arrow, assigning ids in pre-order from

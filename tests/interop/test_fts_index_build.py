@@ -27,7 +27,8 @@ import lance
 from lance.file import LanceFileReader
 from lance.query import PhraseQuery
 from conftest import lance_cpp_binary
-from test_scalar_index_build import _entries, _normalized, _ok, _run, _txn_view
+from test_list_zone_index_build import _assert_same_commits as _assert_same_commits_as
+from test_scalar_index_build import _ok, _run
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:The 'list_indices' method is deprecated:DeprecationWarning"),
@@ -157,16 +158,7 @@ def _assert_files_equal(ours: Path, theirs: Path):
 
 
 def _assert_same_commits(ours: Path, theirs: Path, n: int):
-    a, b = lance.dataset(ours), lance.dataset(theirs)
-    assert _entries(a) == _entries(b)
-    assert [_txn_view(t) for t in a.get_transactions(n)] == [_txn_view(t) for t in b.get_transactions(n)]
-    views = [json.loads(_ok("inspect", uri, "--json").stdout) for uri in (ours, theirs)]
-    for view in views:
-        for fragment in view["fragments"]:
-            if fragment["deletion_file"]:
-                fragment["deletion_file"].pop("id")  # random, by nature
-    assert _normalized(views[0]) == _normalized(views[1])
-    _assert_files_equal(ours, theirs)
+    _assert_same_commits_as(ours, theirs, n, compare_files=_assert_files_equal)
 
 
 def _hits(uri: Path, query) -> list:

@@ -390,6 +390,15 @@ int32_t Schema::MaxFieldId() const {
 
 const Field* Schema::FieldById(int32_t id) const { return FindById(fields, id); }
 
+std::string Schema::FieldPath(int32_t id) const {
+  std::string path;
+  for (const Field* f = FieldById(id); f != nullptr; f = FieldById(f->parent_id)) {
+    path = path.empty() ? f->name : f->name + "." + path;
+    if (f->parent_id < 0) break;
+  }
+  return path;
+}
+
 Result<std::shared_ptr<arrow::Schema>> Schema::ToArrow() const {
   arrow::FieldVector out;
   for (const auto& f : fields) {

@@ -286,15 +286,7 @@ Result<std::vector<IndexDescription>> DescribeIndices(const Dataset& dataset) {
       // Full-text indices are not scalar indices lance-cpp filters with;
       // named as pylance's describe_indices names them.
       if (!t && d.type.ends_with(".InvertedIndexDetails")) d.type = "Inverted";
-      for (int32_t id : i.fields) {
-        // A dotted path, as pylance's field_names.
-        std::string path;
-        for (const Field* f = schema.FieldById(id); f != nullptr; f = schema.FieldById(f->parent_id)) {
-          path = path.empty() ? f->name : f->name + "." + path;
-          if (f->parent_id < 0) break;
-        }
-        d.field_names.push_back(path);
-      }
+      for (int32_t id : i.fields) d.field_names.push_back(schema.FieldPath(id));
       out.push_back(std::move(d));
       it = out.end() - 1;
     }

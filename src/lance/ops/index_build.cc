@@ -118,16 +118,21 @@ bool ZoneMapDefaultUseSeeds(const arrow::DataType& type) {
   }
 }
 
-Result<std::shared_ptr<arrow::Table>> ReadColumnForIndex(const std::shared_ptr<const Dataset>& dataset,
-                                                         const std::string& column, bool addresses,
-                                                         const std::optional<std::vector<uint64_t>>& fragments) {
+ScanOptions IndexColumnScan(const std::string& column, bool addresses,
+                            const std::optional<std::vector<uint64_t>>& fragments) {
   ScanOptions options;
   options.columns = {column};
   options.use_scalar_index = false;
   options.with_row_id = !addresses;
   options.with_row_address = addresses;
   options.fragment_ids = fragments;
-  return ScanBuilder(dataset).Options(options).ToTable();
+  return options;
+}
+
+Result<std::shared_ptr<arrow::Table>> ReadColumnForIndex(const std::shared_ptr<const Dataset>& dataset,
+                                                         const std::string& column, bool addresses,
+                                                         const std::optional<std::vector<uint64_t>>& fragments) {
+  return ScanBuilder(dataset).Options(IndexColumnScan(column, addresses, fragments)).ToTable();
 }
 
 Status FlattenLists(const arrow::ChunkedArray& lists, const arrow::ChunkedArray& ids,

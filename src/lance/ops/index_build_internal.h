@@ -12,6 +12,7 @@
 #include <arrow/type_fwd.h>
 
 #include "lance/dataset.h"
+#include "lance/scanner.h"
 #include "lance/index/index_writer.h"
 #include "lance/index_metadata.h"
 #include "lance/status.h"
@@ -44,6 +45,11 @@ Status ParseZoneMapDetails(const std::string& bytes, uint64_t* rows_per_zone, bo
 /// and fixed-width ones wider than 8 bytes.
 bool ZoneMapDefaultUseSeeds(const arrow::DataType& type);
 
+/// The scan an index build reads `column` with: its values and uint64 ids
+/// (row addresses when `addresses`, else the dataset's row ids) of
+/// `fragments` (every fragment when unset), deleted rows left out.
+ScanOptions IndexColumnScan(const std::string& column, bool addresses,
+                            const std::optional<std::vector<uint64_t>>& fragments);
 /// `column` (values, then uint64 ids) of `fragments` (every fragment when
 /// unset), deleted rows left out; ids are row addresses when `addresses`,
 /// else the dataset's row ids. A table of the two columns.

@@ -196,15 +196,6 @@ Status TrainPhysicalZones(const Dataset& ds, const Field& field, const std::vect
   return trainer->Finish();
 }
 
-std::string PathOf(const Schema& schema, int32_t id) {
-  std::string path;
-  for (const Field* f = schema.FieldById(id); f != nullptr; f = schema.FieldById(f->parent_id)) {
-    path = path.empty() ? f->name : f->name + "." + path;
-    if (f->parent_id < 0) break;
-  }
-  return path;
-}
-
 }  // namespace
 
 Result<std::shared_ptr<const Dataset>> OptimizeIndicesBuilder::Commit() {
@@ -276,7 +267,7 @@ Result<std::shared_ptr<const Dataset>> OptimizeIndicesBuilder::Commit() {
       if (reference.fields.size() != 1) {
         return Status::NotImplemented("index '", name, "' over ", reference.fields.size(), " fields");
       }
-      const std::string column = PathOf(ds.manifest().schema, reference.fields[0]);
+      const std::string column = ds.manifest().schema.FieldPath(reference.fields[0]);
       const Field* field = ops::FindFieldByPath(ds.manifest().schema, column);
       if (field == nullptr) return Status::Invalid("index '", name, "': its field ", reference.fields[0], " is gone");
       LANCE_ASSIGN_OR_RAISE(auto value_type, ArrowTypeFromField(*field));
@@ -432,13 +423,9 @@ Result<std::shared_ptr<const Dataset>> OptimizeIndicesBuilder::Commit() {
           if (merge) old = selected;
           std::shared_ptr<arrow::RecordBatchReader> rows;
           if (!scan_fragments.empty()) {
-            ScanOptions options;
-            options.columns = {column};
-            options.use_scalar_index = false;
-            options.with_row_id = !ids_are_addresses;
-            options.with_row_address = ids_are_addresses;
-            options.fragment_ids = scan_fragments;
-            LANCE_ASSIGN_OR_RAISE(rows, ScanBuilder(dataset_).Options(options).ToReader());
+            LANCE_ASSIGN_OR_RAISE(rows, ScanBuilder(dataset_)
+                                            .Options(ops::IndexColumnScan(column, ids_are_addresses, scan_fragments))
+                                            .ToReader());
           }
           LANCE_ASSIGN_OR_RAISE(files, index::WriteMergedInvertedIndex(ds, store, dir, old, params, filter.AsMap(),
                                                                        rows.get(), file_version));

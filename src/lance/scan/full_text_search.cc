@@ -74,16 +74,6 @@ struct FlatDoc {
   std::unordered_map<std::string, std::vector<uint32_t>> positions;
 };
 
-// The dotted path of field `id`.
-std::string FieldPath(const Schema& schema, int32_t id) {
-  std::string path;
-  for (const Field* f = schema.FieldById(id); f != nullptr; f = schema.FieldById(f->parent_id)) {
-    path = path.empty() ? f->name : f->name + "." + path;
-    if (f->parent_id < 0) break;
-  }
-  return path;
-}
-
 bool IsInverted(const IndexMetadata& m) {
   const auto& url = m.index_details_type_url;
   return url.size() >= kInvertedDetails.size() &&
@@ -213,7 +203,7 @@ Result<ColumnSearch> OpenColumn(const std::shared_ptr<const Dataset>& dataset, c
   cs.column = column;
   const Schema& schema = dataset->manifest().schema;
   for (const auto& m : dataset->indices()) {
-    if (!IsInverted(m) || m.fields.size() != 1 || FieldPath(schema, m.fields[0]) != column) continue;
+    if (!IsInverted(m) || m.fields.size() != 1 || schema.FieldPath(m.fields[0]) != column) continue;
     LANCE_ASSIGN_OR_RAISE(auto index, index::InvertedIndex::OpenCached(*dataset, m));
     if (m.fragment_ids) cs.covered.insert(m.fragment_ids->begin(), m.fragment_ids->end());
     cs.segments.push_back(std::move(index));
@@ -250,7 +240,7 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
     std::set<std::string> seen;
     for (const auto& m : dataset->indices()) {
       if (IsInverted(m) && m.fields.size() == 1) {
-        const std::string path = FieldPath(dataset->manifest().schema, m.fields[0]);
+        const std::string path = dataset->manifest().schema.FieldPath(m.fields[0]);
         if (seen.insert(path).second) columns.push_back(path);
       }
     }
