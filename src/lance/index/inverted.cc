@@ -44,9 +44,151 @@ Result<std::shared_ptr<ArrayT>> Column(const arrow::Table& table, const std::str
   return typed;
 }
 
+Result<std::shared_ptr<FileReader>> OpenPart(const Dataset& dataset, const IndexMetadata& metadata,
+                                             const std::string& name) {
+  LANCE_ASSIGN_OR_RAISE(auto file, OpenIndexFile(dataset, metadata, name));
+  if (!file) {
+    return Status::NotImplemented(InvertedIndexName(metadata), ": ", name,
+                                  " is a legacy (0.1) Lance file, which lance-cpp does not read for INVERTED indices");
+  }
+  return file;
+}
+
+// The layout keys of an index file must be InvertedPostingLayout's.
+Status CheckPostingLayout(const FileReader& file, bool with_position, const std::string& ctx) {
+  for (const auto& [key, value] : InvertedPostingLayout(with_position)) {
+    const std::string got = MetaOr(file, key, "(none)");
+    if (got != value) {
+      return Status::NotImplemented(ctx, ": ", key, " '", got, "' is not supported by lance-cpp (", value, ")");
+    }
+  }
+  return Status::OK();
+}
+
+// The legacy layout's parameters: tokens.lance's "tokenizer".
+Result<InvertedIndexParams> LegacyParams(const FileReader& tokens, const std::string& what) {
+  const std::string json = MetaOr(tokens, "tokenizer");
+  if (json.empty()) return Status::Invalid(what, ": tokens.lance has no tokenizer parameters");
+  return InvertedIndexParams::FromJson(json, what + " tokens.lance");
+}
+
+// What metadata.lance of an index_version 2 index records.
+struct Header {
+  InvertedIndexParams params;
+  std::vector<uint32_t> deleted_fragments;  // ascending
+  std::vector<uint64_t> partitions;         // as listed
+};
+
+Result<Header> ReadHeader(const Dataset& dataset, const IndexMetadata& metadata) {
+  if (*metadata.index_version != kFstIndexVersion) {
+    return Status::NotImplemented(InvertedIndexName(metadata), ": index_version ", *metadata.index_version,
+                                  " is not supported by lance-cpp (it reads version 2, as pylance 14 writes, and "
+                                  "the legacy layout)");
+  }
+  LANCE_ASSIGN_OR_RAISE(auto file, OpenPart(dataset, metadata, "metadata.lance"));
+  const std::string ctx = InvertedIndexName(metadata) + " metadata.lance";
+  Header header;
+  LANCE_ASSIGN_OR_RAISE(header.params, InvertedIndexParams::FromJson(MetaOr(*file, "params"), ctx));
+  const std::string token_format = MetaOr(*file, "token_set_format", "arrow");
+  if (token_format != "fst") {
+    return Status::NotImplemented(ctx, ": token set format '", token_format, "' is not supported by lance-cpp (fst)");
+  }
+  LANCE_RETURN_NOT_OK(CheckPostingLayout(*file, header.params.with_position, ctx));
+  auto partitions = nlohmann::json::parse(MetaOr(*file, "partitions"), nullptr, false);
+  if (!partitions.is_array()) return Status::Invalid(ctx, ": partitions are not a JSON array");
+  for (const auto& id : partitions) {
+    if (!id.is_number_unsigned()) return Status::Invalid(ctx, ": partition id ", id.dump(), " is not a count");
+    header.partitions.push_back(id.get<uint64_t>());
+  }
+  LANCE_ASSIGN_OR_RAISE(auto fragments, file->ReadAll({"deleted_fragments"}));
+  auto col = fragments->GetColumnByName("deleted_fragments");
+  if (!col) return Status::Invalid(ctx, ": no deleted_fragments column");
+  for (const auto& chunk : col->chunks()) {
+    auto bin = std::dynamic_pointer_cast<arrow::BinaryArray>(chunk);
+    if (!bin) return Status::Invalid(ctx, ": deleted_fragments is not binary");
+    for (int64_t i = 0; i < bin->length(); ++i) {
+      if (bin->IsNull(i)) continue;
+      LANCE_ASSIGN_OR_RAISE(auto frags, table::DecodePortableRoaring(bin->GetView(i), ctx));
+      header.deleted_fragments.insert(header.deleted_fragments.end(), frags.begin(), frags.end());
+    }
+  }
+  std::sort(header.deleted_fragments.begin(), header.deleted_fragments.end());
+  return header;
+}
+
+// The invert file's columns a posting list is decoded from.
+std::vector<std::string> PostingColumns(bool positions) {
+  std::vector<std::string> columns = {"_posting"};
+  if (positions) {
+    columns.push_back("_compressed_position");
+    columns.push_back("_position_block_offset");
+  }
+  return columns;
+}
+
+// Rows of an invert file read with PostingColumns, each decoded as one
+// posting list.
+struct PostingRows {
+  std::shared_ptr<arrow::ListArray> posting;
+  std::shared_ptr<arrow::LargeBinaryArray> stream;  // with positions
+  std::shared_ptr<arrow::ListArray> offsets;        // with positions
+
+  static Result<PostingRows> From(const arrow::Table& rows, bool positions, const std::string& ctx) {
+    PostingRows r;
+    LANCE_ASSIGN_OR_RAISE(r.posting, Column<arrow::ListArray>(rows, "_posting", ctx));
+    if (positions) {
+      LANCE_ASSIGN_OR_RAISE(r.stream, Column<arrow::LargeBinaryArray>(rows, "_compressed_position", ctx));
+      LANCE_ASSIGN_OR_RAISE(r.offsets, Column<arrow::ListArray>(rows, "_position_block_offset", ctx));
+    }
+    return r;
+  }
+
+  int64_t length() const { return posting->length(); }
+
+  // Row `r`: `length` postings, of documents below `num_docs`.
+  Result<PostingList> Decode(int64_t r, uint32_t length, size_t num_docs, const std::string& ctx) const {
+    auto blocks = std::dynamic_pointer_cast<arrow::LargeBinaryArray>(posting->value_slice(r));
+    if (!blocks) return Status::Invalid(ctx, ": _posting blocks are not large_binary");
+    std::vector<std::string_view> views;
+    views.reserve(static_cast<size_t>(blocks->length()));
+    for (int64_t i = 0; i < blocks->length(); ++i) views.push_back(blocks->GetView(i));
+    LANCE_ASSIGN_OR_RAISE(auto list, DecodePostingList(views, length, ctx));
+    if (stream) {
+      auto values = std::dynamic_pointer_cast<arrow::UInt32Array>(offsets->value_slice(r));
+      if (!values) return Status::Invalid(ctx, ": _position_block_offset is not uint32");
+      std::vector<uint32_t> block_offsets(values->raw_values(), values->raw_values() + values->length());
+      LANCE_RETURN_NOT_OK(DecodePositions(stream->GetView(r), block_offsets, &list, ctx));
+    }
+    for (uint32_t d : list.doc_ids) {
+      if (d >= num_docs) return Status::Invalid(ctx, ": posting names document ", d, " of ", num_docs);
+    }
+    return list;
+  }
+};
+
+// The posting rows ForEachPostingList reads at a time (at least: windows
+// end where the file's pages do); the rows pylance writes per batch.
+constexpr uint64_t kPostingWindowRows = 256;
+
 }  // namespace
 
+std::string InvertedIndexName(const IndexMetadata& metadata) {
+  return "INVERTED index " + metadata.name + " (" + metadata.UuidString() + ")";
+}
+
+std::vector<std::pair<std::string, std::string>> InvertedPostingLayout(bool with_position) {
+  std::vector<std::pair<std::string, std::string>> m = {{"format_version", "2"},
+                                                        {"posting_block_size", std::to_string(kPostingBlockSize)},
+                                                        {"posting_tail_codec", "varint_delta_v1"}};
+  if (with_position) {
+    m.emplace_back("positions_layout", "shared_stream_v2");
+    m.emplace_back("positions_codec", "packed_delta_v1");
+  }
+  return m;
+}
+
 struct InvertedIndex::Partition {
+  uint64_t id = 0;      // the files' part_<id>_ prefix
   std::string context;  // names the partition's files in errors
   // Token -> id: an FST (pylance 14) or a hash map (legacy).
   std::optional<FstMap> fst;
@@ -72,6 +214,15 @@ struct InvertedIndex::Partition {
     if (it == token_ids.end()) return std::nullopt;
     return it->second;
   }
+
+  // Legacy: token `id`'s postings.
+  PostingList LegacyList(uint32_t id) const {
+    PostingList list;
+    const size_t b = legacy_offsets[id], e = legacy_offsets[id + 1];
+    list.doc_ids.assign(legacy_docs.begin() + b, legacy_docs.begin() + e);
+    list.frequencies.assign(legacy_freqs.begin() + b, legacy_freqs.begin() + e);
+    return list;
+  }
 };
 
 InvertedIndex::InvertedIndex(IndexMetadata metadata, InvertedIndexParams params, FtsTokenizer tokenizer)
@@ -85,6 +236,7 @@ Status ReadDocs(const FileReader& docs, const std::string& ctx, std::vector<uint
   LANCE_ASSIGN_OR_RAISE(auto table, docs.ReadAll({"_rowid", "_num_tokens"}));
   LANCE_ASSIGN_OR_RAISE(auto ids, Column<arrow::UInt64Array>(*table, "_rowid", ctx));
   LANCE_ASSIGN_OR_RAISE(auto counts, Column<arrow::UInt32Array>(*table, "_num_tokens", ctx));
+  if (ids->length() != counts->length()) return Status::Invalid(ctx, ": columns of different lengths");
   row_ids->assign(ids->raw_values(), ids->raw_values() + ids->length());
   num_tokens->assign(counts->raw_values(), counts->raw_values() + counts->length());
   uint64_t sum = 0;
@@ -101,21 +253,15 @@ Status ReadDocs(const FileReader& docs, const std::string& ctx, std::vector<uint
 }  // namespace
 
 Result<std::unique_ptr<InvertedIndex>> InvertedIndex::Open(const Dataset& dataset, const IndexMetadata& metadata) {
-  const std::string what = "INVERTED index " + metadata.name + " (" + metadata.UuidString() + ")";
-  auto open = [&](const std::string& name) -> Result<std::shared_ptr<FileReader>> {
-    LANCE_ASSIGN_OR_RAISE(auto file, OpenIndexFile(dataset, metadata, name));
-    if (!file) return Status::NotImplemented(what, ": ", name, " is a legacy (0.1) Lance file, which lance-cpp does not read for INVERTED indices");
-    return file;
-  };
+  const std::string what = InvertedIndexName(metadata);
+  auto open = [&](const std::string& name) { return OpenPart(dataset, metadata, name); };
 
   if (!metadata.index_version.has_value()) {
     // The legacy layout: one partition, params in tokens.lance.
     auto part = std::make_unique<Partition>();
     part->context = what;
     LANCE_ASSIGN_OR_RAISE(auto tokens, open("tokens.lance"));
-    const std::string json = MetaOr(*tokens, "tokenizer");
-    if (json.empty()) return Status::Invalid(what, ": tokens.lance has no tokenizer parameters");
-    LANCE_ASSIGN_OR_RAISE(auto params, InvertedIndexParams::FromJson(json, what + " tokens.lance"));
+    LANCE_ASSIGN_OR_RAISE(auto params, LegacyParams(*tokens, what));
     LANCE_ASSIGN_OR_RAISE(auto tokenizer, FtsTokenizer::Make(params, what));
     std::unique_ptr<InvertedIndex> index(new InvertedIndex(metadata, params, std::move(tokenizer)));
     LANCE_ASSIGN_OR_RAISE(auto token_table, tokens->ReadAll({"_token", "_token_id"}));
@@ -178,41 +324,15 @@ Result<std::unique_ptr<InvertedIndex>> InvertedIndex::Open(const Dataset& datase
     return index;
   }
 
-  if (*metadata.index_version != kFstIndexVersion) {
-    return Status::NotImplemented(what, ": index_version ", *metadata.index_version,
-                                  " is not supported by lance-cpp (it reads version 2, as pylance 14 writes, and "
-                                  "the legacy layout)");
-  }
-  LANCE_ASSIGN_OR_RAISE(auto meta_file, open("metadata.lance"));
-  const std::string mctx = what + " metadata.lance";
-  LANCE_ASSIGN_OR_RAISE(auto params, InvertedIndexParams::FromJson(MetaOr(*meta_file, "params"), mctx));
+  LANCE_ASSIGN_OR_RAISE(auto header, ReadHeader(dataset, metadata));
+  const InvertedIndexParams& params = header.params;
   LANCE_ASSIGN_OR_RAISE(auto tokenizer, FtsTokenizer::Make(params, what));
-  const std::string token_format = MetaOr(*meta_file, "token_set_format", "arrow");
-  if (token_format != "fst") {
-    return Status::NotImplemented(mctx, ": token set format '", token_format, "' is not supported by lance-cpp");
-  }
   std::unique_ptr<InvertedIndex> index(new InvertedIndex(metadata, params, std::move(tokenizer)));
-  {
-    LANCE_ASSIGN_OR_RAISE(auto t, meta_file->ReadAll({"deleted_fragments"}));
-    auto col = t->GetColumnByName("deleted_fragments");
-    if (!col) return Status::Invalid(mctx, ": no deleted_fragments column");
-    for (const auto& chunk : col->chunks()) {
-      auto bin = std::dynamic_pointer_cast<arrow::BinaryArray>(chunk);
-      if (!bin) return Status::Invalid(mctx, ": deleted_fragments is not binary");
-      for (int64_t i = 0; i < bin->length(); ++i) {
-        if (bin->IsNull(i)) continue;
-        LANCE_ASSIGN_OR_RAISE(auto frags, table::DecodePortableRoaring(bin->GetView(i), mctx));
-        index->deleted_fragments_.insert(index->deleted_fragments_.end(), frags.begin(), frags.end());
-      }
-    }
-    std::sort(index->deleted_fragments_.begin(), index->deleted_fragments_.end());
-  }
-  auto partitions = nlohmann::json::parse(MetaOr(*meta_file, "partitions"), nullptr, false);
-  if (!partitions.is_array()) return Status::Invalid(mctx, ": partitions are not a JSON array");
-  for (const auto& id_json : partitions) {
-    if (!id_json.is_number_unsigned()) return Status::Invalid(mctx, ": partition id ", id_json.dump(), " is not a count");
-    const std::string prefix = "part_" + std::to_string(id_json.get<uint64_t>()) + "_";
+  index->deleted_fragments_ = std::move(header.deleted_fragments);
+  for (uint64_t id : header.partitions) {
+    const std::string prefix = "part_" + std::to_string(id) + "_";
     auto part = std::make_unique<Partition>();
+    part->id = id;
     part->context = what + " " + prefix + "*";
 
     LANCE_ASSIGN_OR_RAISE(auto tokens, open(prefix + "tokens.lance"));
@@ -230,25 +350,7 @@ Result<std::unique_ptr<InvertedIndex>> InvertedIndex::Open(const Dataset& datase
     LANCE_ASSIGN_OR_RAISE(part->invert, open(prefix + "invert.lance"));
     const std::string ictx = what + " " + prefix + "invert.lance";
     // The layout's knobs: refuse any this reader does not decode.
-    const std::pair<const char*, const char*> expect[] = {{"format_version", "2"},
-                                                          {"posting_block_size", "128"},
-                                                          {"posting_tail_codec", "varint_delta_v1"}};
-    for (const auto& [key, value] : expect) {
-      const std::string got = MetaOr(*part->invert, key, "(none)");
-      if (got != value) {
-        return Status::NotImplemented(ictx, ": ", key, " '", got, "' is not supported by lance-cpp (", value, ")");
-      }
-    }
-    if (params.with_position) {
-      const std::pair<const char*, const char*> pos[] = {{"positions_layout", "shared_stream_v2"},
-                                                         {"positions_codec", "packed_delta_v1"}};
-      for (const auto& [key, value] : pos) {
-        const std::string got = MetaOr(*part->invert, key, "(none)");
-        if (got != value) {
-          return Status::NotImplemented(ictx, ": ", key, " '", got, "' is not supported by lance-cpp (", value, ")");
-        }
-      }
-    }
+    LANCE_RETURN_NOT_OK(CheckPostingLayout(*part->invert, params.with_position, ictx));
     LANCE_ASSIGN_OR_RAISE(auto lengths_table, part->invert->ReadAll({"_length"}));
     LANCE_ASSIGN_OR_RAISE(auto lengths, Column<arrow::UInt32Array>(*lengths_table, "_length", ictx));
     part->lengths.assign(lengths->raw_values(), lengths->raw_values() + lengths->length());
@@ -258,6 +360,15 @@ Result<std::unique_ptr<InvertedIndex>> InvertedIndex::Open(const Dataset& datase
     index->partitions_.push_back(std::move(part));
   }
   return index;
+}
+
+Result<InvertedIndexParams> InvertedIndex::ReadParams(const Dataset& dataset, const IndexMetadata& metadata) {
+  if (!metadata.index_version.has_value()) {
+    LANCE_ASSIGN_OR_RAISE(auto tokens, OpenPart(dataset, metadata, "tokens.lance"));
+    return LegacyParams(*tokens, InvertedIndexName(metadata));
+  }
+  LANCE_ASSIGN_OR_RAISE(auto header, ReadHeader(dataset, metadata));
+  return std::move(header.params);
 }
 
 Result<std::shared_ptr<const InvertedIndex>> InvertedIndex::OpenCached(const Dataset& dataset,
@@ -308,6 +419,7 @@ uint64_t InvertedIndex::DocFreq(std::string_view token) const {
 uint64_t InvertedIndex::RowId(size_t p, uint32_t doc) const { return partitions_[p]->row_ids[doc]; }
 uint32_t InvertedIndex::DocLength(size_t p, uint32_t doc) const { return partitions_[p]->num_tokens[doc]; }
 size_t InvertedIndex::PartitionDocs(size_t p) const { return partitions_[p]->row_ids.size(); }
+uint64_t InvertedIndex::partition_id(size_t p) const { return partitions_[p]->id; }
 
 Status InvertedIndex::ForEachToken(size_t p, std::string_view prefix,
                                    const std::function<Status(std::string_view token)>& fn) const {
@@ -329,47 +441,69 @@ Result<std::optional<PostingList>> InvertedIndex::Postings(size_t p, std::string
   if (positions && !params_.with_position) {
     return Status::Invalid(part.context, ": the index has no positions (build it with with_position=True)");
   }
+  if (!part.invert) return std::optional<PostingList>(part.LegacyList(*id));
   const std::string ctx = part.context + " token " + std::to_string(*id);
-  PostingList list;
-  if (!part.invert) {
-    const size_t b = part.legacy_offsets[*id], e = part.legacy_offsets[*id + 1];
-    list.doc_ids.assign(part.legacy_docs.begin() + b, part.legacy_docs.begin() + e);
-    list.frequencies.assign(part.legacy_freqs.begin() + b, part.legacy_freqs.begin() + e);
-  } else {
-    std::vector<std::string> columns = {"_posting"};
-    if (positions) {
-      columns.push_back("_compressed_position");
-      columns.push_back("_position_block_offset");
-    }
-    LANCE_ASSIGN_OR_RAISE(auto row, part.invert->Take(columns, {*id}));
-    LANCE_ASSIGN_OR_RAISE(auto posting, arrow::Concatenate(row->GetColumnByName("_posting")->chunks()));
-    auto lists = std::dynamic_pointer_cast<arrow::ListArray>(posting);
-    if (!lists || lists->length() != 1 || lists->IsNull(0)) return Status::Invalid(ctx, ": _posting is not a list");
-    auto blocks = std::dynamic_pointer_cast<arrow::LargeBinaryArray>(lists->value_slice(0));
-    if (!blocks) return Status::Invalid(ctx, ": _posting blocks are not large_binary");
-    std::vector<std::string_view> views;
-    for (int64_t i = 0; i < blocks->length(); ++i) views.push_back(blocks->GetView(i));
-    LANCE_ASSIGN_OR_RAISE(list, DecodePostingList(views, part.lengths[*id], ctx));
-    if (positions) {
-      LANCE_ASSIGN_OR_RAISE(auto stream_col, arrow::Concatenate(row->GetColumnByName("_compressed_position")->chunks()));
-      LANCE_ASSIGN_OR_RAISE(auto offsets_col,
-                            arrow::Concatenate(row->GetColumnByName("_position_block_offset")->chunks()));
-      auto stream = std::dynamic_pointer_cast<arrow::LargeBinaryArray>(stream_col);
-      auto offsets = std::dynamic_pointer_cast<arrow::ListArray>(offsets_col);
-      if (!stream || !offsets || stream->IsNull(0) || offsets->IsNull(0)) {
-        return Status::Invalid(ctx, ": position columns have unexpected types");
-      }
-      auto offset_values = std::dynamic_pointer_cast<arrow::UInt32Array>(offsets->value_slice(0));
-      if (!offset_values) return Status::Invalid(ctx, ": _position_block_offset is not uint32");
-      std::vector<uint32_t> block_offsets(offset_values->raw_values(),
-                                          offset_values->raw_values() + offset_values->length());
-      LANCE_RETURN_NOT_OK(DecodePositions(stream->GetView(0), block_offsets, &list, ctx));
-    }
-  }
-  for (uint32_t d : list.doc_ids) {
-    if (d >= part.row_ids.size()) return Status::Invalid(ctx, ": posting names document ", d, " of ", part.row_ids.size());
-  }
+  LANCE_ASSIGN_OR_RAISE(auto row, part.invert->Take(PostingColumns(positions), {*id}));
+  LANCE_ASSIGN_OR_RAISE(auto rows, PostingRows::From(*row, positions, ctx));
+  if (rows.length() != 1) return Status::Invalid(ctx, ": ", rows.length(), " posting rows taken, expected 1");
+  LANCE_ASSIGN_OR_RAISE(auto list, rows.Decode(0, part.lengths[*id], part.row_ids.size(), ctx));
   return std::optional<PostingList>(std::move(list));
+}
+
+Status InvertedIndex::ForEachPostingList(
+    size_t p, bool positions,
+    const std::function<Status(uint32_t token_id, std::string_view token, PostingList&& list)>& fn) const {
+  const Partition& part = *partitions_[p];
+  if (positions && !params_.with_position) {
+    return Status::Invalid(part.context, ": the index has no positions (build it with with_position=True)");
+  }
+  // Each posting row's token (the token map walks in key order).
+  const size_t num_lists = part.lengths.size();
+  std::vector<std::string> token_of(num_lists);
+  std::vector<bool> named(num_lists, false);
+  auto name = [&](std::string_view token, uint64_t id) -> Status {
+    if (id >= num_lists) {
+      return Status::Invalid(part.context, ": token id ", id, " past the ", num_lists, " posting lists");
+    }
+    if (named[id]) return Status::Invalid(part.context, ": token id ", id, " names two tokens");
+    named[id] = true;
+    token_of[id] = token;
+    return Status::OK();
+  };
+  if (part.fst) {
+    LANCE_RETURN_NOT_OK(part.fst->ForEach(name));
+  } else {
+    for (const auto& [token, id] : part.token_ids) LANCE_RETURN_NOT_OK(name(token, id));
+  }
+  if (!part.invert) {
+    for (uint32_t t = 0; t < num_lists; ++t) {
+      if (named[t]) LANCE_RETURN_NOT_OK(fn(t, token_of[t], part.LegacyList(t)));
+    }
+    return Status::OK();
+  }
+  // Window by window, each page decoded once (2.0 files: all at once).
+  const auto columns = PostingColumns(positions);
+  LANCE_ASSIGN_OR_RAISE(auto windows, part.invert->ReadWindows(columns, kPostingWindowRows));
+  for (size_t w = 0; w + 1 < windows.size(); ++w) {
+    const uint64_t at = windows[w], n = windows[w + 1] - windows[w];
+    if (at + n > num_lists) {
+      return Status::Invalid(part.context, ": posting rows past the ", num_lists, " posting list lengths");
+    }
+    LANCE_ASSIGN_OR_RAISE(auto read, part.invert->ReadRange(columns, at, n));
+    LANCE_ASSIGN_OR_RAISE(auto rows, PostingRows::From(*read, positions, part.context + " invert"));
+    if (static_cast<uint64_t>(rows.length()) != n) {
+      return Status::Invalid(part.context, ": ", rows.length(), " posting rows read at ", at, ", expected ", n);
+    }
+    for (uint64_t r = 0; r < n; ++r) {
+      const auto t = static_cast<uint32_t>(at + r);
+      if (!named[t]) continue;
+      const std::string ctx = part.context + " token " + std::to_string(t);
+      LANCE_ASSIGN_OR_RAISE(auto list,
+                            rows.Decode(static_cast<int64_t>(r), part.lengths[t], part.row_ids.size(), ctx));
+      LANCE_RETURN_NOT_OK(fn(t, token_of[t], std::move(list)));
+    }
+  }
+  return Status::OK();
 }
 
 }  // namespace lance::index

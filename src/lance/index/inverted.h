@@ -23,10 +23,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lance/dataset.h"
@@ -37,9 +39,25 @@
 
 namespace lance::index {
 
+/// How errors name `metadata`'s index: INVERTED index <name> (<uuid>).
+std::string InvertedIndexName(const IndexMetadata& metadata);
+
+/// The posting layout of index_version 2 that lance-cpp reads and writes,
+/// as the schema metadata keys naming it (on metadata.lance and each
+/// part_N_invert.lance): format_version "2", posting_block_size "128",
+/// posting_tail_codec "varint_delta_v1", and with positions
+/// positions_layout "shared_stream_v2", positions_codec "packed_delta_v1".
+/// Open refuses files saying anything else; the writer writes these.
+std::vector<std::pair<std::string, std::string>> InvertedPostingLayout(bool with_position);
+
 class InvertedIndex {
  public:
+  /// Reads the index's metadata and every partition's token map, documents
+  /// and posting list lengths (the postings themselves on demand).
   static Result<std::unique_ptr<InvertedIndex>> Open(const Dataset& dataset, const IndexMetadata& metadata);
+  /// The tokenizer parameters alone: metadata.lance (with the checks Open
+  /// makes of it), or tokens.lance of the legacy layout.
+  static Result<InvertedIndexParams> ReadParams(const Dataset& dataset, const IndexMetadata& metadata);
   /// Open through a process-wide cache of the indices opened last (the
   /// files under an index's uuid never change), as pylance keeps an index
   /// cache: a query does not re-read the documents and the token map.
@@ -48,6 +66,7 @@ class InvertedIndex {
   ~InvertedIndex();
 
   const IndexMetadata& metadata() const { return metadata_; }
+  const InvertedIndexParams& params() const { return params_; }
   const FtsTokenizer& tokenizer() const { return tokenizer_; }
   bool has_positions() const { return params_.with_position; }
   /// Fragments whose documents the index no longer answers for (its
@@ -55,6 +74,9 @@ class InvertedIndex {
   const std::vector<uint32_t>& deleted_fragments() const { return deleted_fragments_; }
 
   size_t num_partitions() const { return partitions_.size(); }
+  /// Partition `p`'s id (its files are part_<id>_*; 0 in the legacy
+  /// layout). Partitions are in the order metadata.lance lists them.
+  uint64_t partition_id(size_t p) const;
   /// Documents and their tokens over all partitions (BM25's N and the sum
   /// behind its average document length).
   uint64_t num_docs() const;
@@ -65,6 +87,13 @@ class InvertedIndex {
   /// `token`'s postings in partition `p`; nullopt when it has none. With
   /// `positions`, PostingList::positions too (the index must have them).
   Result<std::optional<PostingList>> Postings(size_t p, std::string_view token, bool positions) const;
+  /// Every token of partition `p` with its postings, in order of token ids
+  /// (the invert file's rows; not the tokens' key order), as Postings
+  /// gives them: the invert file read window by window, each page decoded
+  /// once. Posting rows no token names are skipped.
+  Status ForEachPostingList(
+      size_t p, bool positions,
+      const std::function<Status(uint32_t token_id, std::string_view token, PostingList&& list)>& fn) const;
   /// Tokens of partition `p` (in order) starting with `prefix`, or (empty
   /// prefix) all of them; for fuzzy and prefix matching.
   Status ForEachToken(size_t p, std::string_view prefix,

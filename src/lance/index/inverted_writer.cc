@@ -6,25 +6,19 @@
 #include <unordered_map>
 
 #include <arrow/api.h>
-#include <nlohmann/json.hpp>
 
 #include "lance/file_writer.h"
 #include "lance/index/fst.h"
 #include "lance/index/fts_tokenizer.h"
+#include "lance/index/inverted.h"
 #include "lance/index/posting_codec.h"
 #include "lance/schema.h"
-#include "lance/table/roaring_portable.h"
 
 namespace lance::index {
 namespace {
 
 // pylance 14's LANCE_FTS_POSTING_BATCH_ROWS default: posting rows per write.
 constexpr size_t kPostingBatchRows = 256;
-// The posting layout written (InvertedListFormatVersion::V2).
-constexpr const char* kFormatVersion = "2";
-constexpr const char* kTailCodec = "varint_delta_v1";
-constexpr const char* kPositionsLayout = "shared_stream_v2";
-constexpr const char* kPositionsCodec = "packed_delta_v1";
 // An empty portable Roaring bitmap: cookie 12346, no containers.
 constexpr char kEmptyRoaring[] = {0x3A, 0x30, 0, 0, 0, 0, 0, 0};
 
@@ -104,18 +98,6 @@ std::shared_ptr<arrow::Schema> InvertSchema(bool with_position) {
   return arrow::schema(fields);
 }
 
-// The per-file layout keys pylance records (index.rs's schema metadata).
-std::vector<std::pair<std::string, std::string>> LayoutMetadata(bool with_position) {
-  std::vector<std::pair<std::string, std::string>> m = {{"format_version", kFormatVersion},
-                                                        {"posting_block_size", std::to_string(kPostingBlockSize)},
-                                                        {"posting_tail_codec", kTailCodec}};
-  if (with_position) {
-    m.emplace_back("positions_layout", kPositionsLayout);
-    m.emplace_back("positions_codec", kPositionsCodec);
-  }
-  return m;
-}
-
 }  // namespace
 
 std::string InvertedIndexDetailsProto(const InvertedIndexParams& p) {
@@ -145,68 +127,6 @@ uint64_t InvertedPartitionMemoryLimit() {
     if (mb > 0) return static_cast<uint64_t>(mb) << 20;
   }
   return uint64_t{2048} << 20;
-}
-
-namespace {
-
-std::string MetaOr(const FileReader& file, const std::string& key, const std::string& def) {
-  auto it = file.schema().metadata.find(key);
-  return it == file.schema().metadata.end() ? def : it->second;
-}
-
-// The layout keys of an index file must be the ones this writer writes.
-Status CheckLayout(const FileReader& file, bool with_position, const std::string& context) {
-  for (const auto& [key, value] : LayoutMetadata(with_position)) {
-    const std::string got = MetaOr(file, key, "(none)");
-    if (got != value) {
-      return Status::NotImplemented(context, ": ", key, " '", got, "' is not supported by lance-cpp (", value, ")");
-    }
-  }
-  return Status::OK();
-}
-
-template <typename ArrayT>
-Result<std::shared_ptr<ArrayT>> NonNullColumn(const arrow::Table& table, const std::string& name,
-                                              const std::string& context) {
-  auto col = table.GetColumnByName(name);
-  if (!col) return Status::Invalid(context, ": no column ", name);
-  LANCE_ASSIGN_OR_RAISE(auto array, arrow::Concatenate(col->chunks()));
-  auto typed = std::dynamic_pointer_cast<ArrayT>(array);
-  if (!typed) return Status::Invalid(context, ": column ", name, " has type ", array->type()->ToString());
-  if (typed->null_count() > 0) return Status::Invalid(context, ": column ", name, " holds nulls");
-  return typed;
-}
-
-}  // namespace
-
-Result<InvertedIndexLayout> ReadInvertedLayout(const FileReader& metadata, const std::string& context) {
-  const std::string ctx = context + " metadata.lance";
-  InvertedIndexLayout layout;
-  LANCE_ASSIGN_OR_RAISE(layout.params, InvertedIndexParams::FromJson(MetaOr(metadata, "params", ""), ctx));
-  const std::string token_format = MetaOr(metadata, "token_set_format", "arrow");
-  if (token_format != "fst") {
-    return Status::NotImplemented(ctx, ": token set format '", token_format, "' is not supported by lance-cpp (fst)");
-  }
-  LANCE_RETURN_NOT_OK(CheckLayout(metadata, layout.params.with_position, ctx));
-  auto ids = nlohmann::json::parse(MetaOr(metadata, "partitions", ""), nullptr, false);
-  if (!ids.is_array()) return Status::Invalid(ctx, ": partitions are not a JSON array");
-  for (const auto& id : ids) {
-    if (!id.is_number_unsigned()) return Status::Invalid(ctx, ": partition id ", id.dump(), " is not a count");
-    layout.partitions.push_back(id.get<uint64_t>());
-  }
-  LANCE_ASSIGN_OR_RAISE(auto table, metadata.ReadAll({"deleted_fragments"}));
-  auto col = table->GetColumnByName("deleted_fragments");
-  if (!col) return Status::Invalid(ctx, ": no deleted_fragments column");
-  for (const auto& chunk : col->chunks()) {
-    auto bin = std::dynamic_pointer_cast<arrow::BinaryArray>(chunk);
-    if (!bin) return Status::Invalid(ctx, ": deleted_fragments is not binary");
-    for (int64_t i = 0; i < bin->length(); ++i) {
-      if (bin->IsNull(i)) continue;
-      LANCE_ASSIGN_OR_RAISE(auto frags, table::DecodePortableRoaring(bin->GetView(i), ctx));
-      layout.deleted_fragments.insert(layout.deleted_fragments.end(), frags.begin(), frags.end());
-    }
-  }
-  return layout;
 }
 
 struct InvertedIndexWriter::Impl {
@@ -275,112 +195,69 @@ struct InvertedIndexWriter::Impl {
     return Status::OK();
   }
 
-  Status MergeOld(const InvertedPartitionFiles& part, const RowIdMap& map, const std::string& context) {
+  Status MergeOld(const InvertedIndex& index, size_t p, const RowIdMap& map) {
     const bool with_position = params.with_position;
     // The documents `map` keeps, renumbered in order.
-    const std::string dctx = context + " docs";
-    LANCE_ASSIGN_OR_RAISE(auto docs, part.docs->ReadAll({"_rowid", "_num_tokens"}));
-    LANCE_ASSIGN_OR_RAISE(auto old_ids, NonNullColumn<arrow::UInt64Array>(*docs, "_rowid", dctx));
-    LANCE_ASSIGN_OR_RAISE(auto old_lengths, NonNullColumn<arrow::UInt32Array>(*docs, "_num_tokens", dctx));
-    if (old_ids->length() != old_lengths->length()) return Status::Invalid(dctx, ": columns of different lengths");
+    const size_t num_old = index.PartitionDocs(p);
     constexpr uint32_t kGone = std::numeric_limits<uint32_t>::max();
-    std::vector<uint32_t> rank(static_cast<size_t>(old_ids->length()), kGone);
+    std::vector<uint32_t> rank(num_old, kGone);
     std::vector<uint64_t> kept_ids;
     std::vector<uint32_t> kept_lengths;
-    for (int64_t d = 0; d < old_ids->length(); ++d) {
-      if (auto to = map(old_ids->Value(d))) {
+    for (size_t d = 0; d < num_old; ++d) {
+      if (auto to = map(index.RowId(p, static_cast<uint32_t>(d)))) {
         rank[d] = static_cast<uint32_t>(kept_ids.size());
         kept_ids.push_back(*to);
-        kept_lengths.push_back(old_lengths->Value(d));
+        kept_lengths.push_back(index.DocLength(p, static_cast<uint32_t>(d)));
       }
     }
     if (kept_ids.empty()) return Status::OK();  // nothing of it stays
 
-    // The tokens in key order, with their old ids.
-    const std::string tctx = context + " tokens";
-    LANCE_ASSIGN_OR_RAISE(auto token_table, part.tokens->ReadAll({"_token_fst_bytes"}));
-    LANCE_ASSIGN_OR_RAISE(auto fst_col, NonNullColumn<arrow::LargeBinaryArray>(*token_table, "_token_fst_bytes", tctx));
-    if (fst_col->length() != 1) return Status::Invalid(tctx, ": ", fst_col->length(), " token maps, expected 1");
-    LANCE_ASSIGN_OR_RAISE(auto fst, FstMap::Open(std::string(fst_col->GetView(0)), tctx));
-    const uint64_t num_lists = part.invert->num_rows();
-    std::vector<std::pair<std::string, uint32_t>> by_key;
-    LANCE_RETURN_NOT_OK(fst.ForEach([&](std::string_view key, uint64_t id) -> Status {
-      if (id >= num_lists) return Status::Invalid(tctx, ": token id ", id, " past the ", num_lists, " posting lists");
-      by_key.emplace_back(std::string(key), static_cast<uint32_t>(id));
-      return Status::OK();
-    }));
-
-    // Every posting list, restricted to the kept documents (renumbered).
-    const std::string ictx = context + " invert";
-    LANCE_RETURN_NOT_OK(CheckLayout(*part.invert, with_position, ictx));
-    std::vector<Posting> lists(num_lists);
-    std::vector<std::string> columns = {"_posting", "_length"};
-    if (with_position) {
-      columns.push_back("_compressed_position");
-      columns.push_back("_position_block_offset");
-    }
-    size_t list_bytes = 0;
-    // Window by window, each page decoded once (2.0 files: all at once).
-    LANCE_ASSIGN_OR_RAISE(auto windows, part.invert->ReadWindows(columns, kPostingBatchRows));
-    for (size_t w = 0; w + 1 < windows.size(); ++w) {
-      const uint64_t at = windows[w], n = windows[w + 1] - windows[w];
-      LANCE_ASSIGN_OR_RAISE(auto rows, part.invert->ReadRange(columns, at, n));
-      LANCE_ASSIGN_OR_RAISE(auto posting, NonNullColumn<arrow::ListArray>(*rows, "_posting", ictx));
-      LANCE_ASSIGN_OR_RAISE(auto length, NonNullColumn<arrow::UInt32Array>(*rows, "_length", ictx));
-      std::shared_ptr<arrow::LargeBinaryArray> stream;
-      std::shared_ptr<arrow::ListArray> offsets;
-      if (with_position) {
-        LANCE_ASSIGN_OR_RAISE(stream, NonNullColumn<arrow::LargeBinaryArray>(*rows, "_compressed_position", ictx));
-        LANCE_ASSIGN_OR_RAISE(offsets, NonNullColumn<arrow::ListArray>(*rows, "_position_block_offset", ictx));
-      }
-      for (uint64_t r = 0; r < n; ++r) {
-        const std::string rctx = ictx + " row " + std::to_string(at + r);
-        auto blocks = std::dynamic_pointer_cast<arrow::LargeBinaryArray>(posting->value_slice(static_cast<int64_t>(r)));
-        if (!blocks) return Status::Invalid(rctx, ": _posting blocks are not large_binary");
-        std::vector<std::string_view> views;
-        for (int64_t b = 0; b < blocks->length(); ++b) views.push_back(blocks->GetView(b));
-        LANCE_ASSIGN_OR_RAISE(auto list, DecodePostingList(views, length->Value(static_cast<int64_t>(r)), rctx));
-        if (with_position) {
-          auto values = std::dynamic_pointer_cast<arrow::UInt32Array>(offsets->value_slice(static_cast<int64_t>(r)));
-          if (!values) return Status::Invalid(rctx, ": _position_block_offset is not uint32");
-          std::vector<uint32_t> block_offsets(values->raw_values(), values->raw_values() + values->length());
-          LANCE_RETURN_NOT_OK(DecodePositions(stream->GetView(static_cast<int64_t>(r)), block_offsets, &list, rctx));
-        }
-        Posting& out = lists[at + r];
-        size_t pos = 0;
-        for (size_t i = 0; i < list.doc_ids.size(); ++i) {
-          const uint32_t d = list.doc_ids[i], f = list.frequencies[i];
-          if (d >= rank.size()) return Status::Invalid(rctx, ": document ", d, " of ", rank.size());
-          if (rank[d] != kGone) {
-            out.docs.push_back(rank[d]);
-            out.freqs.push_back(f);
-            if (with_position) {
-              out.positions.insert(out.positions.end(), list.positions.begin() + pos, list.positions.begin() + pos + f);
+    // Every token's posting list (by old id), restricted to the kept
+    // documents (renumbered).
+    struct OldList {
+      std::string token;
+      Posting posting;
+    };
+    std::vector<OldList> lists;
+    size_t list_bytes = 0, token_bytes = 0;
+    LANCE_RETURN_NOT_OK(index.ForEachPostingList(
+        p, with_position, [&](uint32_t, std::string_view token, PostingList&& list) -> Status {
+          OldList& old = lists.emplace_back();
+          old.token = token;
+          Posting& out = old.posting;
+          size_t pos = 0;
+          for (size_t i = 0; i < list.doc_ids.size(); ++i) {
+            const uint32_t d = list.doc_ids[i], f = list.frequencies[i];
+            if (rank[d] != kGone) {
+              out.docs.push_back(rank[d]);
+              out.freqs.push_back(f);
+              if (with_position) {
+                out.positions.insert(out.positions.end(), list.positions.begin() + pos,
+                                     list.positions.begin() + pos + f);
+              }
             }
+            pos += with_position ? f : 0;
           }
-          pos += with_position ? f : 0;
-        }
-        list_bytes += 8 * out.docs.size() + 4 * out.positions.size();
-      }
-    }
+          list_bytes += 8 * out.docs.size() + 4 * out.positions.size();
+          token_bytes += token.size() + 96 + sizeof(Posting);
+          return Status::OK();
+        }));
 
-    size_t token_bytes = 0;
-    for (const auto& [key, id] : by_key) token_bytes += key.size() + 96 + sizeof(Posting);
     const size_t adds = list_bytes + token_bytes + 12 * kept_ids.size();
     if (!row_ids.empty() && memory + adds >= memory_limit) LANCE_RETURN_NOT_OK(Flush());
     if (row_ids.size() + kept_ids.size() > std::numeric_limits<uint32_t>::max()) LANCE_RETURN_NOT_OK(Flush());
 
     // Into an empty partition the old ids' order; else new tokens by key.
-    std::vector<const std::pair<std::string, uint32_t>*> order;
-    for (const auto& e : by_key) order.push_back(&e);
-    if (tokens.empty()) {
-      std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return a->second < b->second; });
+    std::vector<uint32_t> order(lists.size());
+    std::iota(order.begin(), order.end(), 0u);
+    if (!tokens.empty()) {
+      std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return lists[a].token < lists[b].token; });
     }
     const auto offset = static_cast<uint32_t>(row_ids.size());
-    for (const auto* e : order) {
-      Posting& from = lists[e->second];
+    for (uint32_t k : order) {
+      Posting& from = lists[k].posting;
       if (from.docs.empty()) continue;  // no kept document has it: dropped
-      auto [it, added] = token_ids.try_emplace(e->first, static_cast<uint32_t>(tokens.size()));
+      auto [it, added] = token_ids.try_emplace(std::move(lists[k].token), static_cast<uint32_t>(tokens.size()));
       if (added) {
         tokens.push_back(&it->first);
         postings.emplace_back();
@@ -464,7 +341,7 @@ struct InvertedIndexWriter::Impl {
       }
     }
     if (in_batch > 0) LANCE_RETURN_NOT_OK(write_batch());
-    LANCE_ASSIGN_OR_RAISE(auto invert_file, invert->Finish(LayoutMetadata(with_position)));
+    LANCE_ASSIGN_OR_RAISE(auto invert_file, invert->Finish(InvertedPostingLayout(with_position)));
 
     // part_N_tokens.lance: the token map in key order.
     std::vector<uint32_t> order(tokens.size());
@@ -554,9 +431,8 @@ Result<std::unique_ptr<InvertedIndexWriter>> InvertedIndexWriter::Make(const io:
   return std::unique_ptr<InvertedIndexWriter>(new InvertedIndexWriter(std::move(impl)));
 }
 
-Status InvertedIndexWriter::MergeOld(const InvertedPartitionFiles& partition, const RowIdMap& map,
-                                     const std::string& context) {
-  return impl_->MergeOld(partition, map, context);
+Status InvertedIndexWriter::MergeOld(const InvertedIndex& index, size_t partition, const RowIdMap& map) {
+  return impl_->MergeOld(index, partition, map);
 }
 
 Status InvertedIndexWriter::EndPartition() { return impl_->Flush(); }
@@ -628,44 +504,20 @@ Result<std::vector<IndexFile>> InvertedIndexWriter::Finish() {
   std::vector<std::pair<std::string, std::string>> metadata = {{"partitions", ids_json},
                                                                {"params", m.params.ToJson()},
                                                                {"token_set_format", "fst"}};
-  for (auto& kv : LayoutMetadata(m.params.with_position)) metadata.push_back(std::move(kv));
+  for (auto& kv : InvertedPostingLayout(m.params.with_position)) metadata.push_back(std::move(kv));
   LANCE_ASSIGN_OR_RAISE(auto meta_file, out->Finish(metadata));
   std::vector<IndexFile> files = m.files;
   files.push_back(meta_file);
   return files;
 }
 
-namespace {
-
-std::string IndexName(const IndexMetadata& index) {
-  return "INVERTED index " + index.name + " (" + index.UuidString() + ")";
-}
-
-Result<std::shared_ptr<FileReader>> OpenPart(const Dataset& dataset, const IndexMetadata& index,
-                                             const std::string& name) {
-  LANCE_ASSIGN_OR_RAISE(auto file, OpenIndexFile(dataset, index, name));
-  if (!file) {
-    return Status::NotImplemented(IndexName(index), ": ", name,
-                                  " is a legacy (0.1) Lance file, which lance-cpp does not read for INVERTED indices");
-  }
-  return file;
-}
-
-Result<InvertedIndexLayout> ReadLayout(const Dataset& dataset, const IndexMetadata& index) {
+Result<InvertedIndexParams> ReadInvertedParams(const Dataset& dataset, const IndexMetadata& index) {
   if (index.index_version.value_or(-1) != 2) {
-    return Status::NotImplemented(IndexName(index), ": index_version ",
+    return Status::NotImplemented(InvertedIndexName(index), ": index_version ",
                                   index.index_version ? std::to_string(*index.index_version) : "(none)",
                                   " cannot be merged by lance-cpp (version 2, as pylance 14 writes, can)");
   }
-  LANCE_ASSIGN_OR_RAISE(auto file, OpenPart(dataset, index, "metadata.lance"));
-  return ReadInvertedLayout(*file, IndexName(index));
-}
-
-}  // namespace
-
-Result<InvertedIndexParams> ReadInvertedParams(const Dataset& dataset, const IndexMetadata& index) {
-  LANCE_ASSIGN_OR_RAISE(auto layout, ReadLayout(dataset, index));
-  return layout.params;
+  return InvertedIndex::ReadParams(dataset, index);
 }
 
 Result<std::vector<IndexFile>> WriteMergedInvertedIndex(const Dataset& dataset, const io::ObjectStore& store,
@@ -674,31 +526,28 @@ Result<std::vector<IndexFile>> WriteMergedInvertedIndex(const Dataset& dataset, 
                                                         const InvertedIndexParams& params, const RowIdMap& map,
                                                         arrow::RecordBatchReader* rows,
                                                         const std::string& file_version) {
-  std::vector<InvertedIndexLayout> layouts;
+  std::vector<InvertedIndexParams> old_params;
   for (const auto* index : old) {
-    LANCE_ASSIGN_OR_RAISE(auto layout, ReadLayout(dataset, *index));
-    layouts.push_back(std::move(layout));
+    LANCE_ASSIGN_OR_RAISE(auto p, ReadInvertedParams(dataset, *index));
+    old_params.push_back(std::move(p));
   }
-  const InvertedIndexParams& use = layouts.empty() ? params : layouts.front().params;
-  for (size_t k = 1; k < layouts.size(); ++k) {
-    if (layouts[k].params.ToJson() != use.ToJson()) {
-      return Status::NotImplemented(IndexName(*old[k]), ": segments with different tokenizer parameters cannot ",
-                                    "be merged by lance-cpp");
+  const InvertedIndexParams& use = old_params.empty() ? params : old_params.front();
+  for (size_t k = 1; k < old_params.size(); ++k) {
+    if (old_params[k].ToJson() != use.ToJson()) {
+      return Status::NotImplemented(InvertedIndexName(*old[k]),
+                                    ": segments with different tokenizer parameters cannot be merged by lance-cpp");
     }
   }
   LANCE_ASSIGN_OR_RAISE(auto writer,
                         InvertedIndexWriter::Make(store, dir, use, file_version, InvertedPartitionMemoryLimit()));
-  for (size_t k = 0; k < old.size(); ++k) {
-    std::vector<uint64_t> ids = layouts[k].partitions;
-    std::sort(ids.begin(), ids.end());
-    for (uint64_t id : ids) {
-      const std::string prefix = "part_" + std::to_string(id) + "_";
-      InvertedPartitionFiles files;
-      LANCE_ASSIGN_OR_RAISE(files.tokens, OpenPart(dataset, *old[k], prefix + "tokens.lance"));
-      LANCE_ASSIGN_OR_RAISE(files.invert, OpenPart(dataset, *old[k], prefix + "invert.lance"));
-      LANCE_ASSIGN_OR_RAISE(files.docs, OpenPart(dataset, *old[k], prefix + "docs.lance"));
-      LANCE_RETURN_NOT_OK(writer->MergeOld(files, map, IndexName(*old[k]) + " " + prefix + "*"));
-    }
+  for (const auto* index : old) {
+    LANCE_ASSIGN_OR_RAISE(auto segment, InvertedIndex::Open(dataset, *index));
+    // Partitions by id.
+    std::vector<size_t> parts(segment->num_partitions());
+    std::iota(parts.begin(), parts.end(), size_t{0});
+    std::stable_sort(parts.begin(), parts.end(),
+                     [&](size_t a, size_t b) { return segment->partition_id(a) < segment->partition_id(b); });
+    for (size_t p : parts) LANCE_RETURN_NOT_OK(writer->MergeOld(*segment, p, map));
   }
   LANCE_RETURN_NOT_OK(writer->EndPartition());
   while (rows != nullptr) {

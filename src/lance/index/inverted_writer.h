@@ -75,23 +75,7 @@ std::string InvertedIndexDetailsProto(const InvertedIndexParams& params);
 /// environment, else 2048 MiB (pylance's LANCE_FTS_PARTITION_SIZE default).
 uint64_t InvertedPartitionMemoryLimit();
 
-/// What metadata.lance of an index_version 2 INVERTED index records.
-struct InvertedIndexLayout {
-  InvertedIndexParams params;
-  std::vector<uint64_t> partitions;  // as listed
-  std::vector<uint32_t> deleted_fragments;
-};
-/// Reads `metadata` (a metadata.lance), refusing layouts other than the
-/// one this writer writes (fst tokens, format_version 2, 128-posting
-/// blocks, varint tails, shared position streams). `context` names the
-/// index in errors.
-Result<InvertedIndexLayout> ReadInvertedLayout(const FileReader& metadata, const std::string& context);
-
-/// One partition's files: part_N_tokens.lance, part_N_invert.lance,
-/// part_N_docs.lance.
-struct InvertedPartitionFiles {
-  std::shared_ptr<FileReader> tokens, invert, docs;
-};
+class InvertedIndex;  // inverted.h
 
 /// Writes one INVERTED index into `dir` of `store`.
 class InvertedIndexWriter {
@@ -103,14 +87,15 @@ class InvertedIndexWriter {
                                                            uint64_t memory_limit_bytes);
   ~InvertedIndexWriter();
 
-  /// Appends the documents of an old partition that `map` keeps (with the
-  /// row ids it gives) and their postings to the partition being built, as
-  /// pylance's optimize merges old segments (InnerBuilder::filter_old_data,
-  /// merge_from): into an empty partition the tokens keep their order of
-  /// ids (emptied ones dropped); into a non-empty one the new tokens are
-  /// added in key order. The partition is written first when it would pass
-  /// the memory limit with them.
-  Status MergeOld(const InvertedPartitionFiles& partition, const RowIdMap& map, const std::string& context);
+  /// Appends the documents of partition `partition` of old segment `index`
+  /// (read through it, InvertedIndex::ForEachPostingList) that `map` keeps
+  /// (with the row ids it gives) and their postings to the partition being
+  /// built, as pylance's optimize merges old segments
+  /// (InnerBuilder::filter_old_data, merge_from): into an empty partition
+  /// the tokens keep their order of ids (emptied ones dropped); into a
+  /// non-empty one the new tokens are added in key order. The partition is
+  /// written first when it would pass the memory limit with them.
+  Status MergeOld(const InvertedIndex& index, size_t partition, const RowIdMap& map);
   /// Writes the partition being built, if it has documents: what follows
   /// starts a new one (pylance writes the merged old documents and the new
   /// rows as separate partitions).
@@ -142,7 +127,9 @@ Result<std::vector<IndexFile>> WriteMergedInvertedIndex(const Dataset& dataset, 
                                                         arrow::RecordBatchReader* rows,
                                                         const std::string& file_version);
 
-/// The tokenizer parameters in `index`'s metadata.lance.
+/// The tokenizer parameters in `index`'s metadata.lance
+/// (InvertedIndex::ReadParams); refused unless `index` is index_version 2,
+/// the one layout the merge reads.
 Result<InvertedIndexParams> ReadInvertedParams(const Dataset& dataset, const IndexMetadata& index);
 
 }  // namespace lance::index
