@@ -143,21 +143,19 @@ bool FtsTokenizer::Filter(std::string* token) const {
   return true;
 }
 
-void FtsTokenizer::Tokenize(std::string_view text, std::vector<FtsToken>* out) const {
+template <typename Emit>
+void FtsTokenizer::ForEachBaseToken(std::string_view text, Emit&& emit) const {
   uint32_t position = 0;
-  auto emit = [&](std::string token, uint32_t pos) {
-    if (Filter(&token)) out->push_back(FtsToken{std::move(token), pos});
-  };
   switch (base_) {
     case Base::kRaw:
-      emit(std::string(text), 0);
+      emit(text, 0);
       return;
     case Base::kWhitespace:
       for (size_t i = 0; i < text.size();) {
         while (i < text.size() && IsAsciiWhitespace(text[i])) ++i;
         const size_t begin = i;
         while (i < text.size() && !IsAsciiWhitespace(text[i])) ++i;
-        if (i > begin) emit(std::string(text.substr(begin, i - begin)), position++);
+        if (i > begin) emit(text.substr(begin, i - begin), position++);
       }
       return;
     case Base::kSimple:
@@ -175,7 +173,7 @@ void FtsTokenizer::Tokenize(std::string_view text, std::vector<FtsToken>* out) c
             break;
           }
         }
-        if (in_token) emit(std::string(text.substr(begin, end - begin)), position++);
+        if (in_token) emit(text.substr(begin, end - begin), position++);
       }
       return;
     case Base::kNgram: {
@@ -191,12 +189,23 @@ void FtsTokenizer::Tokenize(std::string_view text, std::vector<FtsToken>* out) c
       const size_t last_start = params_.prefix_only ? std::min<size_t>(chars, 1) : chars;
       for (size_t s = 0; s < last_start; ++s) {
         for (size_t n = params_.min_ngram_length; n <= params_.max_ngram_length && s + n <= chars; ++n) {
-          emit(std::string(text.substr(starts[s], starts[s + n] - starts[s])), 0);
+          emit(text.substr(starts[s], starts[s + n] - starts[s]), 0);
         }
       }
       return;
     }
   }
+}
+
+void FtsTokenizer::Tokenize(std::string_view text, std::vector<FtsToken>* out) const {
+  ForEachBaseToken(text, [&](std::string_view base, uint32_t position) {
+    std::string token(base);
+    if (Filter(&token)) out->push_back(FtsToken{std::move(token), position});
+  });
+}
+
+void FtsTokenizer::Split(std::string_view text, std::vector<std::pair<std::string_view, uint32_t>>* out) const {
+  ForEachBaseToken(text, [&](std::string_view base, uint32_t position) { out->emplace_back(base, position); });
 }
 
 }  // namespace lance::index

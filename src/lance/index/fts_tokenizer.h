@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "lance/full_text.h"
@@ -36,13 +37,21 @@ class FtsTokenizer {
     return out;
   }
 
+  /// Tokenize in two steps, for callers that remember what each base token
+  /// became (the filters are a pure function of it): the base tokenizer's
+  /// tokens (views into `text`) with their positions, which count the
+  /// tokens the filters drop; then Filter on each.
+  void Split(std::string_view text, std::vector<std::pair<std::string_view, uint32_t>>* out) const;
+  /// The filter chain on one base token; false when a filter drops it.
+  bool Filter(std::string* token) const;
+
   const InvertedIndexParams& params() const { return params_; }
 
  private:
   enum class Base { kSimple, kWhitespace, kRaw, kNgram };
   explicit FtsTokenizer(InvertedIndexParams params);
-  // The filter chain on one base token; false when a filter drops it.
-  bool Filter(std::string* token) const;
+  template <typename Emit>
+  void ForEachBaseToken(std::string_view text, Emit&& emit) const;
 
   InvertedIndexParams params_;
   Base base_ = Base::kSimple;

@@ -152,44 +152,67 @@ struct InvertedIndexWriter::Impl {
   std::vector<uint32_t> num_tokens;
   uint64_t memory = 0;
 
+  // What each base token became (a token id, or kDropped by a filter):
+  // text repeats its words, and the filters are a pure function of one.
+  // Ids are the partition's, so it is cleared with it.
+  static constexpr uint32_t kDropped = std::numeric_limits<uint32_t>::max();
+  struct ViewHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
+  std::unordered_map<std::string, uint32_t, ViewHash, std::equal_to<>> base_ids;
+
   // Per-document scratch.
-  std::vector<FtsToken> doc_tokens;
-  std::vector<std::pair<uint32_t, uint32_t>> doc_ids;  // (token id, position)
+  std::vector<std::pair<std::string_view, uint32_t>> base_tokens;  // (base token, position)
   std::string joined;
 
-  Status AddDocument(uint64_t row_id, std::string_view text) {
-    doc_tokens.clear();
-    tokenizer->Tokenize(text, &doc_tokens);
-    if (doc_tokens.empty()) return Status::OK();  // no document, as pylance
-    if (row_ids.size() == std::numeric_limits<uint32_t>::max()) LANCE_RETURN_NOT_OK(Flush());
-    const auto doc = static_cast<uint32_t>(row_ids.size());
-    doc_ids.clear();
-    for (auto& t : doc_tokens) {
-      auto [it, added] = token_ids.try_emplace(std::move(t.text), static_cast<uint32_t>(tokens.size()));
+  uint32_t TokenId(std::string_view base) {
+    if (auto hit = base_ids.find(base); hit != base_ids.end()) return hit->second;
+    std::string token(base);
+    uint32_t id = kDropped;
+    if (tokenizer->Filter(&token)) {
+      auto [it, added] = token_ids.try_emplace(std::move(token), static_cast<uint32_t>(tokens.size()));
       if (added) {
         tokens.push_back(&it->first);
         postings.emplace_back();
         memory += it->first.size() + 96 + sizeof(Posting);
       }
-      doc_ids.emplace_back(it->second, t.position);
+      id = it->second;
     }
-    // Each token's occurrences together, positions in stream order.
-    std::stable_sort(doc_ids.begin(), doc_ids.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (base_ids.size() >= (1u << 22)) base_ids.clear();  // a bound for text of unbounded vocabulary
+    base_ids.emplace(std::string(base), id);
+    return id;
+  }
+
+  Status AddDocument(uint64_t row_id, std::string_view text) {
+    if (row_ids.size() == std::numeric_limits<uint32_t>::max()) LANCE_RETURN_NOT_OK(Flush());
+    base_tokens.clear();
+    tokenizer->Split(text, &base_tokens);
+    const auto doc = static_cast<uint32_t>(row_ids.size());
     const bool with_position = params.with_position;
-    for (size_t i = 0; i < doc_ids.size();) {
-      size_t j = i;
-      Posting& p = postings[doc_ids[i].first];
-      for (; j < doc_ids.size() && doc_ids[j].first == doc_ids[i].first; ++j) {
-        if (with_position) p.positions.push_back(doc_ids[j].second);
+    // Tokens come in position order, so each token's occurrences in this
+    // document append to its posting together.
+    uint32_t count = 0;
+    for (const auto& [base, position] : base_tokens) {
+      const uint32_t id = TokenId(base);
+      if (id == kDropped) continue;
+      ++count;
+      Posting& p = postings[id];
+      if (p.docs.empty() || p.docs.back() != doc) {
+        p.docs.push_back(doc);
+        p.freqs.push_back(1);
+        memory += 8;
+      } else {
+        ++p.freqs.back();
       }
-      p.docs.push_back(doc);
-      p.freqs.push_back(static_cast<uint32_t>(j - i));
-      memory += 8 + (with_position ? 4 * (j - i) : 0);
-      i = j;
+      if (with_position) {
+        p.positions.push_back(position);
+        memory += 4;
+      }
     }
+    if (count == 0) return Status::OK();  // no document, as pylance
     row_ids.push_back(row_id);
-    num_tokens.push_back(static_cast<uint32_t>(doc_tokens.size()));
+    num_tokens.push_back(count);
     memory += 12;
     if (memory >= memory_limit) LANCE_RETURN_NOT_OK(Flush());
     return Status::OK();
@@ -397,6 +420,7 @@ struct InvertedIndexWriter::Impl {
     partitions.push_back(id);
 
     token_ids.clear();
+    base_ids.clear();
     tokens.clear();
     postings.clear();
     postings.shrink_to_fit();

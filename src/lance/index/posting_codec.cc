@@ -159,17 +159,34 @@ Status CheckFits(const uint32_t* values, uint8_t num_bits) {
 // the pairs shorter than every more frequent one.
 std::vector<std::pair<uint32_t, uint32_t>> RawFrontier(std::span<const uint32_t> frequencies,
                                                        std::span<const uint32_t> doc_lengths) {
-  std::vector<std::pair<uint32_t, uint32_t>> pairs(frequencies.size());
-  for (size_t i = 0; i < pairs.size(); ++i) pairs[i] = {frequencies[i], doc_lengths[i]};
-  std::sort(pairs.begin(), pairs.end());
+  constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
   std::vector<std::pair<uint32_t, uint32_t>> frontier;
-  uint32_t best = std::numeric_limits<uint32_t>::max();
-  for (size_t i = pairs.size(); i-- > 0;) {
-    // After the sort the first pair of a frequency has its least length.
-    if (i > 0 && pairs[i - 1].first == pairs[i].first) continue;
-    if (pairs[i].second < best) {
-      frontier.push_back(pairs[i]);
-      best = pairs[i].second;
+  uint32_t max_freq = 0;
+  for (uint32_t f : frequencies) max_freq = std::max(max_freq, f);
+  if (max_freq <= 4 * frequencies.size() + 64) {
+    // Frequencies are small: the least length of each, in a table.
+    thread_local std::vector<uint32_t> least;
+    least.assign(size_t{max_freq} + 1, kNone);
+    for (size_t i = 0; i < frequencies.size(); ++i) least[frequencies[i]] = std::min(least[frequencies[i]], doc_lengths[i]);
+    uint32_t best = kNone;
+    for (uint32_t f = max_freq + 1; f-- > 0;) {
+      if (least[f] < best) {
+        frontier.emplace_back(f, least[f]);
+        best = least[f];
+      }
+    }
+  } else {
+    std::vector<std::pair<uint32_t, uint32_t>> pairs(frequencies.size());
+    for (size_t i = 0; i < pairs.size(); ++i) pairs[i] = {frequencies[i], doc_lengths[i]};
+    std::sort(pairs.begin(), pairs.end());
+    uint32_t best = kNone;
+    for (size_t i = pairs.size(); i-- > 0;) {
+      // After the sort the first pair of a frequency has its least length.
+      if (i > 0 && pairs[i - 1].first == pairs[i].first) continue;
+      if (pairs[i].second < best) {
+        frontier.push_back(pairs[i]);
+        best = pairs[i].second;
+      }
     }
   }
   std::reverse(frontier.begin(), frontier.end());
