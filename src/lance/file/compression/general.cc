@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 namespace lance::file::compression {
 
@@ -77,6 +78,20 @@ bool IsRawZstdStream(std::string_view framed) {
   return (frame_header_descriptor & 0x10) == 0;  // reserved bit must be 0 in a real frame
 }
 
+// One zstd context per thread, reused: making one per buffer costs more
+// than the work on a small buffer. Each use resets it, so results do not
+// depend on what it did before.
+ZSTD_CCtx* ThreadCCtx() {
+  thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> ctx(ZSTD_createCCtx(), &ZSTD_freeCCtx);
+  if (ctx) ZSTD_CCtx_reset(ctx.get(), ZSTD_reset_session_and_parameters);
+  return ctx.get();
+}
+ZSTD_DCtx* ThreadDCtx() {
+  thread_local std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> ctx(ZSTD_createDCtx(), &ZSTD_freeDCtx);
+  if (ctx) ZSTD_DCtx_reset(ctx.get(), ZSTD_reset_session_and_parameters);
+  return ctx.get();
+}
+
 Result<std::shared_ptr<arrow::Buffer>> ZstdDecompressPrefixed(std::string_view framed,
                                                               arrow::MemoryPool* pool) {
   const uint64_t declared = LoadLe64(framed.data());
@@ -91,14 +106,13 @@ Result<std::shared_ptr<arrow::Buffer>> ZstdDecompressPrefixed(std::string_view f
                            " bytes but the frame header says ", content_size);
   }
   LANCE_ASSIGN_OR_RAISE(auto out, Allocate(declared, pool));
-  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  ZSTD_DCtx* dctx = ThreadDCtx();
   if (dctx == nullptr) return Status::OutOfMemory("zstd: cannot create a decompression context");
   // A one-byte scratch target keeps the pointer valid when nothing is expected.
   char scratch = 0;
   void* dst = declared > 0 ? static_cast<void*>(out->mutable_data()) : &scratch;
   const size_t got = ZSTD_decompressDCtx(dctx, dst, static_cast<size_t>(declared), frame.data(),
                                          frame.size());
-  ZSTD_freeDCtx(dctx);
   if (ZSTD_isError(got)) {
     return Status::Invalid("zstd buffer: corrupt or truncated frame (", ZSTD_getErrorName(got),
                            ")");
@@ -194,7 +208,7 @@ Result<std::string> GeneralCompress(GeneralCodec codec, std::string_view raw,
       const size_t bound = ZSTD_compressBound(raw.size());
       if (ZSTD_isError(bound)) return Status::Invalid("zstd: input of ", raw.size(), " bytes is too large");
       out.resize(8 + bound);
-      ZSTD_CCtx* cctx = ZSTD_createCCtx();
+      ZSTD_CCtx* cctx = ThreadCCtx();
       if (cctx == nullptr) return Status::OutOfMemory("zstd: cannot create a compression context");
       size_t rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level.value_or(0));
       size_t written = 0;
@@ -202,7 +216,6 @@ Result<std::string> GeneralCompress(GeneralCodec codec, std::string_view raw,
         written = ZSTD_compress2(cctx, out.data() + 8, bound, raw.data(), raw.size());
         rc = written;
       }
-      ZSTD_freeCCtx(cctx);
       if (ZSTD_isError(rc)) return Status::Invalid("zstd compression failed: ", ZSTD_getErrorName(rc));
       out.resize(8 + written);
       for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((uint64_t{raw.size()} >> (8 * i)) & 0xFF);
