@@ -47,9 +47,10 @@ struct CompactionOptions {
   /// Rows per batch read from the old fragments (memory follows it);
   /// unset = the scanner's default (8192).
   std::optional<uint64_t> batch_size;
-  /// Record the row moves in a `__lance_frag_reuse` index instead of
-  /// remapping indices: not implemented (refused), and refused over stable
-  /// row ids as pylance 14 refuses it.
+  /// Record the row moves in the `__lance_frag_reuse` index (one more
+  /// version of it) instead of remapping indices, which keep their old row
+  /// addresses and are read through it. Refused over stable row ids, as
+  /// pylance 14 refuses it.
   bool defer_index_remap = false;
   CompactionMode compaction_mode = CompactionMode::kReencode;
   /// Per-run budgets: the plan keeps its tasks, in order, until the next

@@ -13,6 +13,7 @@
 #include "lance/file/legacy_metadata.h"
 #include "lance/file/version.h"
 #include "lance/file_reader.h"
+#include "lance/table/frag_reuse.h"
 #include "lance/io/object_store.h"
 #include "lance/table/branches.h"
 #include "lance/table/deletion_file.h"
@@ -125,6 +126,8 @@ Result<std::shared_ptr<Dataset>> DatasetAccess::Open(std::shared_ptr<io::ObjectS
     impl->location = *it;
   }
   LANCE_ASSIGN_OR_RAISE(impl->file, ReadManifest(*impl->store, impl->location, table::FlagCheck::kRead));
+  // Index bitmaps as pylance's load_indices gives them.
+  LANCE_RETURN_NOT_OK(table::ApplyFragReuseToBitmaps(*impl->store, &impl->file.indices));
   if (impl->file.manifest.version != impl->location.version) {
     return Status::Invalid("corrupt manifest ", impl->store->FullPath(impl->location.path),
                            ": it says version ", impl->file.manifest.version, " but its name says ",
@@ -163,6 +166,7 @@ Result<std::shared_ptr<Dataset>> DatasetAccess::FromCommit(const Dataset* from, 
   }
   impl->file = table::ManifestFile{std::move(committed.manifest), std::move(committed.indices),
                                    std::move(committed.transaction_bytes)};
+  LANCE_RETURN_NOT_OK(table::ApplyFragReuseToBitmaps(*impl->store, &impl->file.indices));
   impl->files = std::make_unique<table::FileLocator>(impl->store, impl->file.manifest);
   if (from) {
     // Data files never change: the new version reads them through the

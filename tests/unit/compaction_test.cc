@@ -349,13 +349,26 @@ TEST_F(CompactionTest, BinaryCopy) {
 TEST_F(CompactionTest, RefusedOptions) {
   Build({20, 20});
   CompactionOptions options;
-  options.defer_index_remap = true;
-  EXPECT_TRUE(CompactFiles(uri(), options).status().IsNotImplemented());
-  options = {};
   options.data_storage_version = "legacy";  // other v2.x versions are written (bit 256)
   auto legacy = CompactFiles(uri(), options);
   EXPECT_TRUE(legacy.status().IsNotImplemented()) << legacy.status().ToString();
   EXPECT_EQ(Latest()->version(), 2u);
+}
+
+// A deferred remap records the move in a fragment reuse index (even with no
+// other index, as pylance).
+TEST_F(CompactionTest, DeferredRemapWritesTheFragmentReuseIndex) {
+  Build({20, 20});
+  CompactionOptions options;
+  options.defer_index_remap = true;
+  auto done = CompactFiles(uri(), options);
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  auto latest = Latest();
+  ASSERT_EQ(latest->manifest().fragments.size(), 1u);
+  ASSERT_EQ(latest->indices().size(), 1u);
+  EXPECT_EQ(latest->indices()[0].name, "__lance_frag_reuse");
+  EXPECT_EQ(latest->indices()[0].fragment_ids, std::vector<uint32_t>{static_cast<uint32_t>(latest->manifest().fragments[0].id)});
+  EXPECT_EQ(*ScanBuilder(latest).CountRows(), 40);
 }
 
 // The manifest a Rewrite builds: new fragments in the old ones' place,

@@ -7,6 +7,8 @@
 
 #include <arrow/api.h>
 
+#include "lance/dataset_internal.h"
+#include "lance/index/frag_reuse.h"
 #include "lance/index/scalar_index.h"
 #include "lance/scan/filter_functions.h"
 
@@ -243,22 +245,25 @@ class AddressOf {
   std::unordered_map<uint64_t, uint64_t> address_;
 };
 
-// The row addresses the query finds.
-Result<RowIds> Evaluate(const QueryNode& node, bool stable, AddressOf& address_of) {
+// The row addresses the query finds. Addresses an index holds from before
+// a deferred compaction remap are mapped to the rows' addresses now.
+Result<RowIds> Evaluate(const QueryNode& node, bool stable, AddressOf& address_of, const FragReuseMap* reuse) {
   if (node.kind == QueryNode::Kind::kLeaf) {
     RowIds out;
     for (const auto& seg : node.index->segments) {
       LANCE_ASSIGN_OR_RAISE(auto ids, seg->Search(node.predicate, node.index->column));
       if (stable && !seg->stores_addresses()) {
         LANCE_ASSIGN_OR_RAISE(ids, address_of.Map(ids));
+      } else if (reuse) {
+        ids = reuse->MapSorted(ids);
       }
       out = out.empty() ? std::move(ids) : Union(out, ids);
     }
     return out;
   }
-  LANCE_ASSIGN_OR_RAISE(RowIds acc, Evaluate(*node.children[0], stable, address_of));
+  LANCE_ASSIGN_OR_RAISE(RowIds acc, Evaluate(*node.children[0], stable, address_of, reuse));
   for (size_t i = 1; i < node.children.size(); ++i) {
-    LANCE_ASSIGN_OR_RAISE(auto next, Evaluate(*node.children[i], stable, address_of));
+    LANCE_ASSIGN_OR_RAISE(auto next, Evaluate(*node.children[i], stable, address_of, reuse));
     acc = node.kind == QueryNode::Kind::kAnd ? Intersect(acc, next) : Union(acc, next);
   }
   return acc;
@@ -274,11 +279,6 @@ IndexedFilter& IndexedFilter::operator=(IndexedFilter&&) noexcept = default;
 Result<std::optional<IndexedFilter>> IndexedFilter::Plan(std::shared_ptr<const Dataset> dataset,
                                                         const cp::Expression& filter,
                                                         const std::vector<const Fragment*>& fragments) {
-  // A deferred compaction remap (the fragment reuse index) leaves indices
-  // naming old row addresses: lance-cpp does not map them yet.
-  for (const auto& m : dataset->indices()) {
-    if (m.name == "__lance_frag_reuse") return std::nullopt;
-  }
   Planner planner(dataset);
   bool exact = true;
   LANCE_ASSIGN_OR_RAISE(auto root, planner.Build(filter, /*negate=*/false, &exact));
@@ -289,6 +289,13 @@ Result<std::optional<IndexedFilter>> IndexedFilter::Plan(std::shared_ptr<const D
   std::vector<const ColumnIndex*> used;
   CollectIndices(*root, &used);
   out.root_ = std::move(root);
+  // A deferred compaction remap left indices naming old row addresses (the
+  // bitmaps read already name the new fragments).
+  if (const IndexMetadata* fri = table::FindFragReuseIndex(out.dataset_->indices())) {
+    LANCE_ASSIGN_OR_RAISE(auto details, table::LoadFragReuseDetails(*DatasetAccess::Store(*out.dataset_), *fri));
+    LANCE_ASSIGN_OR_RAISE(auto map, FragReuseMap::Make(details));
+    if (!map.empty()) out.reuse_ = std::make_shared<FragReuseMap>(std::move(map));
+  }
   // A fragment is answered by the indices only when every index used covers
   // it. Data overlay files change cells after the index was built (the index
   // does not see them): such fragments are scanned.
@@ -318,7 +325,7 @@ Result<IndexedRows> IndexedFilter::Execute(const KnownDeleted* known_deleted) co
   };
   const bool stable = dataset_->manifest().UsesStableRowIds();
   AddressOf address_of(*dataset_, covered_, deleted_of);
-  LANCE_ASSIGN_OR_RAISE(RowIds ids, Evaluate(*root_, stable, address_of));
+  LANCE_ASSIGN_OR_RAISE(RowIds ids, Evaluate(*root_, stable, address_of, reuse_.get()));
   for (const auto& [id, fragment] : covered_) {
     auto& rows = out.candidates[id];
     LANCE_ASSIGN_OR_RAISE(auto deleted, deleted_of(*fragment));

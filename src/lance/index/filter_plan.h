@@ -21,6 +21,7 @@
 namespace lance::index {
 
 struct QueryNode;
+class FragReuseMap;
 
 /// Candidate rows of the covered fragments.
 struct IndexedRows {
@@ -65,6 +66,7 @@ class IndexedFilter {
   bool refine_ = false;
   std::map<uint64_t, const Fragment*> covered_;
   std::vector<uint64_t> covered_list_;  // in scan order
+  std::shared_ptr<const FragReuseMap> reuse_;  // the fragment reuse index's mapping, if any
 };
 
 }  // namespace lance::index

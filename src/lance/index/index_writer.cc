@@ -838,17 +838,7 @@ class Posting {
     if (it == parts_.end()) it = parts_.emplace(high, roaring_bitmap_create()).first;
     roaring_bitmap_add(it->second, static_cast<uint32_t>(id));
   }
-  std::string Serialize() const {
-    const uint64_t count = parts_.size();
-    std::string out(reinterpret_cast<const char*>(&count), 8);
-    for (const auto& [high, rb] : parts_) {
-      out.append(reinterpret_cast<const char*>(&high), 4);
-      std::string bytes(roaring_bitmap_portable_size_in_bytes(rb), '\0');
-      roaring_bitmap_portable_serialize(rb, bytes.data());
-      out += bytes;
-    }
-    return out;
-  }
+  std::string Serialize() const { return SerializeRoaringTreemap(parts_); }
 
  private:
   std::map<uint32_t, roaring_bitmap_t*> parts_;

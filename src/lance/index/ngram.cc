@@ -166,6 +166,35 @@ Result<RowIds> DecodeRoaringTreemap(std::string_view bytes, const std::string& c
   return out;
 }
 
+std::string SerializeRoaringTreemap(const std::map<uint32_t, roaring_bitmap_t*>& parts) {
+  const uint64_t count = parts.size();
+  std::string out(reinterpret_cast<const char*>(&count), 8);  // little-endian hosts only
+  for (const auto& [high, rb] : parts) {
+    out.append(reinterpret_cast<const char*>(&high), 4);
+    std::string bytes(roaring_bitmap_portable_size_in_bytes(rb), '\0');
+    roaring_bitmap_portable_serialize(rb, bytes.data());
+    out += bytes;
+  }
+  return out;
+}
+
+std::string EncodeRoaringTreemap(const RowIds& sorted_ids, bool run_optimize) {
+  std::map<uint32_t, roaring_bitmap_t*> parts;
+  std::vector<uint32_t> low;
+  for (size_t i = 0; i < sorted_ids.size();) {
+    const auto high = static_cast<uint32_t>(sorted_ids[i] >> 32);
+    low.clear();
+    for (; i < sorted_ids.size() && static_cast<uint32_t>(sorted_ids[i] >> 32) == high; ++i) {
+      low.push_back(static_cast<uint32_t>(sorted_ids[i]));
+    }
+    parts[high] = roaring_bitmap_of_ptr(low.size(), low.data());
+    if (run_optimize) roaring_bitmap_run_optimize(parts[high]);
+  }
+  std::string out = SerializeRoaringTreemap(parts);
+  for (auto& [high, rb] : parts) roaring_bitmap_free(rb);
+  return out;
+}
+
 namespace {
 namespace cp = arrow::compute;
 

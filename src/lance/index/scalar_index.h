@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +20,8 @@
 #include "lance/dataset.h"
 #include "lance/index_metadata.h"
 #include "lance/status.h"
+
+struct roaring_bitmap_s;  // CRoaring's roaring_bitmap_t
 
 namespace lance::index {
 
@@ -132,6 +135,13 @@ Result<std::optional<RowIds>> ReadRowIdBuffer(const FileReader& file, const std:
 /// A serialized RoaringTreemap (an ngram index's posting list) as sorted
 /// row ids.
 Result<RowIds> DecodeRoaringTreemap(std::string_view bytes, const std::string& context);
+
+/// A RoaringTreemap's bytes from its 32-bit bitmaps by high part (empty ones
+/// are written too, as the crate writes what it holds).
+std::string SerializeRoaringTreemap(const std::map<uint32_t, roaring_bitmap_s*>& parts);
+/// The same for sorted row ids; `run_optimize`: each bitmap's containers
+/// made runs where that is smaller (the roaring crate's optimize).
+std::string EncodeRoaringTreemap(const RowIds& sorted_ids, bool run_optimize);
 
 /// A serialized RowIdTreeMap (a bitmap index's row sets) as sorted row ids.
 Result<RowIds> DecodeRowIdTreeMap(std::string_view bytes, const std::string& context);

@@ -20,6 +20,7 @@
 #include "lance/ops/dataset_ops_internal.h"
 #include "lance/ops/fragment_writer.h"
 #include "lance/ops/index_remap.h"
+#include "lance/table/frag_reuse.h"
 #include "lance/ops/retry.h"
 #include "lance/scanner.h"
 #include "lance/table/row_id_sequence.h"
@@ -30,7 +31,6 @@
 namespace lance {
 namespace {
 
-constexpr const char* kFragReuseIndexName = "__lance_frag_reuse";
 constexpr const char* kBlobMetaKey = "lance-encoding:blob";
 constexpr uint64_t kDefaultMaxOverlaysPerFragment = 10;
 
@@ -62,8 +62,6 @@ Result<CompactionOptions> Validated(const CompactionOptions& in, const Dataset& 
                                     " uses stable row ids, whose indices need no remapping, so there is "
                                     "nothing to defer");
     }
-    return Status::NotImplemented("compaction option defer_index_remap: lance-cpp cannot write the ",
-                                  kFragReuseIndexName, " index yet");
   }
   if (!o.max_overlays_per_fragment) {
     // pylance 14 takes this one from the table config only.
@@ -109,12 +107,14 @@ Result<CompactionOptions> Validated(const CompactionOptions& in, const Dataset& 
 }
 
 // What lance-cpp cannot rewrite without losing something.
-Status CheckCompactable(const Dataset& dataset) {
+Status CheckCompactable(const Dataset& dataset, const CompactionOptions& options) {
   for (const auto& index : dataset.indices()) {
-    if (index.name == kFragReuseIndexName) {
-      return Status::NotImplemented("cannot compact dataset ", dataset.uri(), ": it has a fragment reuse index (",
-                                    kFragReuseIndexName, ", from a compaction with defer_index_remap) that "
-                                    "lance-cpp cannot extend yet");
+    if (index.name == table::kFragReuseIndexName && !options.defer_index_remap) {
+      // Remapping now would have to map the indices' rows through it first.
+      return Status::NotImplemented("cannot compact dataset ", dataset.uri(), " with defer_index_remap false: it has ",
+                                    "a fragment reuse index (", table::kFragReuseIndexName, ", from a compaction with "
+                                    "defer_index_remap), whose indices lance-cpp does not remap yet (compact with "
+                                    "defer_index_remap, or remap them with pylance first)");
     }
   }
   // Top-level blob v2 columns are rewritten as update does (their bytes read
@@ -223,7 +223,7 @@ Result<uint64_t> SourceBytes(const Dataset& dataset, const std::vector<const Fra
 }
 
 Result<CompactionPlan> PlanOf(const Dataset& dataset, const CompactionOptions& options) {
-  LANCE_RETURN_NOT_OK(CheckCompactable(dataset));
+  LANCE_RETURN_NOT_OK(CheckCompactable(dataset, options));
   LANCE_ASSIGN_OR_RAISE(auto fragmaps, IndexFragmaps(dataset));
   const std::set<uint64_t> excluded(options.excluded_fragment_ids.begin(), options.excluded_fragment_ids.end());
   std::vector<Bin> bins;
@@ -538,6 +538,7 @@ Result<CompactionResult> Commit(const Dataset& dataset, const std::vector<Rewrit
   commit_options.disable_transaction_file = options.disable_transaction_file;
   txn::Rewrite rewrite;
   std::vector<uint64_t> ids;
+  uint64_t reserved_version = 0;
   {
     // pylance 14 reserves the ids of every new fragment at commit, in one
     // ReserveFragments version of its own (even for none), then commits
@@ -548,6 +549,7 @@ Result<CompactionResult> Commit(const Dataset& dataset, const std::vector<Rewrit
     LANCE_ASSIGN_OR_RAISE(auto reserved,
                           ops::CommitTransaction(store, txn::Transaction::Make(latest->location.version, reserve), commit_options));
     const uint64_t end = uint64_t{reserved.manifest.max_fragment_id.value_or(0)} + 1;
+    reserved_version = reserved.version;
     for (uint64_t id = end - num_new; id < end; ++id) ids.push_back(id);
   }
   size_t next = 0;
@@ -566,12 +568,21 @@ Result<CompactionResult> Commit(const Dataset& dataset, const std::vector<Rewrit
   };
   auto read = ops::AtVersion(dataset, read_version);
   if (!read.ok()) return read.status();
-  auto remapped = ops::RemapIndices(**read, rewrite.groups, &index_dirs);
-  if (!remapped.ok()) {
-    remove_indices();
-    return remapped.status();
+  if (options.defer_index_remap) {
+    auto reuse = ops::FragReuseIndexFor(**read, rewrite.groups, reserved_version, &index_dirs);
+    if (!reuse.ok()) {
+      remove_indices();
+      return reuse.status();
+    }
+    rewrite.frag_reuse_index = std::move(*reuse);
+  } else {
+    auto remapped = ops::RemapIndices(**read, rewrite.groups, &index_dirs);
+    if (!remapped.ok()) {
+      remove_indices();
+      return remapped.status();
+    }
+    rewrite.rewritten_indices = std::move(*remapped);
   }
-  rewrite.rewritten_indices = std::move(*remapped);
   auto committed =
       ops::CommitTransaction(store, txn::Transaction::Make(read_version, std::move(rewrite)), commit_options);
   if (!committed.ok()) {
@@ -616,7 +627,7 @@ Result<CompactionResult> CompactOnce(const std::shared_ptr<const Dataset>& datas
   }
   std::vector<uint64_t> rewritten;
   for (const auto& task : plan->tasks) rewritten.insert(rewritten.end(), task.fragment_ids.begin(), task.fragment_ids.end());
-  LANCE_RETURN_NOT_OK(ops::CheckIndicesRemappable(*dataset, rewritten));
+  if (!validated.defer_index_remap) LANCE_RETURN_NOT_OK(ops::CheckIndicesRemappable(*dataset, rewritten));
   uint64_t total = 0;
   for (const auto& task : plan->tasks) {
     for (uint64_t id : task.fragment_ids) {
@@ -693,8 +704,9 @@ Result<RewriteResult> ExecuteCompactionTask(const Dataset& handle, const Compact
   // The version the plan read, through the handle's store.
   LANCE_ASSIGN_OR_RAISE(std::shared_ptr<const Dataset> dataset, ops::AtVersion(handle, task.read_version));
   LANCE_ASSIGN_OR_RAISE(auto validated, Validated(options, *dataset));
-  LANCE_RETURN_NOT_OK(CheckCompactable(*dataset));
-  LANCE_RETURN_NOT_OK(ops::CheckIndicesRemappable(*dataset, task.fragment_ids));
+  LANCE_RETURN_NOT_OK(CheckCompactable(*dataset, validated));
+  // Deferred, the indices are not rewritten: any kind may stay.
+  if (!validated.defer_index_remap) LANCE_RETURN_NOT_OK(ops::CheckIndicesRemappable(*dataset, task.fragment_ids));
   util::ProgressStage progress(validated.progress, "compacting", "rows");
   return Execute(dataset, task, validated, &progress);
 }

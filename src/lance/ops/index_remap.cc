@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <unordered_map>
 
 #include <arrow/api.h>
@@ -9,11 +10,13 @@
 
 #include "lance/dataset_internal.h"
 #include "lance/file_reader.h"
+#include "lance/table/frag_reuse.h"
 #include "lance/index/index_writer.h"
 #include "lance/index/scalar_index.h"
 #include "lance/ops/index_build_internal.h"
 #include "lance/table/index_rows.h"
 #include "lance/txn/transaction_builder.h"
+#include "lance/util/clock.h"
 
 namespace lance::ops {
 namespace {
@@ -223,6 +226,64 @@ Result<std::vector<txn::RewrittenIndex>> RemapIndices(const Dataset& dataset,
     r.files = std::move(*files);
     out.push_back(std::move(r));
   }
+  return out;
+}
+
+Result<IndexMetadata> FragReuseIndexFor(const Dataset& dataset, const std::vector<txn::RewriteGroup>& groups,
+                                        uint64_t dataset_version, std::vector<std::string>* written) {
+  const io::ObjectStore& store = *DatasetAccess::Store(dataset);
+  const IndexMetadata* current = table::FindFragReuseIndex(dataset.indices());
+  table::FragReuseDetails details;
+  if (current) {
+    LANCE_ASSIGN_OR_RAISE(details, table::LoadFragReuseDetails(store, *current));
+  }
+  // The fragments it covers, as pylance 14 records them: the current
+  // entry's (as read) and the new ones; old fragments are not taken out.
+  std::set<uint32_t> bitmap;
+  if (current && current->fragment_ids) bitmap.insert(current->fragment_ids->begin(), current->fragment_ids->end());
+  table::FragReuseVersion version;
+  version.dataset_version = dataset_version;
+  for (const auto& g : groups) {
+    table::FragReuseGroup group;
+    index::RowIds kept;  // the old fragments' live rows, in order: the new fragments' rows
+    for (const auto& old : g.old_fragments) {
+      LANCE_ASSIGN_OR_RAISE(uint64_t physical, dataset.PhysicalRows(old));
+      LANCE_ASSIGN_OR_RAISE(auto deleted, dataset.DeletedRows(old));
+      const uint64_t num_deleted = old.deletion_file ? old.deletion_file->num_deleted_rows.value_or(0) : 0;
+      group.old_fragments.push_back({old.id, physical, num_deleted});
+      size_t d = 0;
+      for (uint64_t off = 0; off < physical; ++off) {
+        while (d < deleted.size() && deleted[d] < off) ++d;
+        if (d < deleted.size() && deleted[d] == off) continue;
+        kept.push_back((old.id << 32) | off);
+      }
+    }
+    for (const auto& f : g.new_fragments) {
+      group.new_fragments.push_back({f.id, f.physical_rows.value_or(0), 0});
+      bitmap.insert(static_cast<uint32_t>(f.id));
+    }
+    // pylance's bitmaps of surviving rows come out run-optimized.
+    group.changed_row_addrs = index::EncodeRoaringTreemap(kept, /*run_optimize=*/true);
+    version.groups.push_back(std::move(group));
+  }
+  details.versions.push_back(std::move(version));
+
+  IndexMetadata out;
+  const std::string uuid = txn::NewUuid();
+  out.uuid = UuidBytes(uuid);
+  out.name = table::kFragReuseIndexName;
+  out.dataset_version = dataset_version;
+  out.fragment_ids = std::vector<uint32_t>(bitmap.begin(), bitmap.end());
+  out.index_details_type_url = table::kFragReuseDetailsTypeUrl;
+  std::string external;
+  out.index_details_value = table::FragReuseDetailsValue(details, &external);
+  if (!external.empty()) {
+    const std::string dir = "_indices/" + uuid;
+    written->push_back(dir);
+    LANCE_RETURN_NOT_OK(store.Write(dir + "/" + table::kFragReuseDetailsFile, external));
+  }
+  out.index_version = current ? current->index_version.value_or(0) : 0;
+  out.created_at_ms = static_cast<uint64_t>(util::NowNanos() / 1000000);
   return out;
 }
 

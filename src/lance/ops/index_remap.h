@@ -28,4 +28,14 @@ Result<std::vector<txn::RewrittenIndex>> RemapIndices(const Dataset& dataset,
                                                       const std::vector<txn::RewriteGroup>& groups,
                                                       std::vector<std::string>* written);
 
+/// The fragment reuse index a compaction with defer_index_remap commits
+/// instead (pylance 14's build_new_frag_reuse_index): the indices keep their
+/// old row addresses, and this one records how `groups` moved them, as one
+/// more version after those of the index `dataset` already has, both
+/// stamped `dataset_version` (pylance: the version its ReserveFragments
+/// commit made). Its details go to `_indices/{uuid}/details.binpb` when too
+/// large to be inline; `written` then gets that directory.
+Result<IndexMetadata> FragReuseIndexFor(const Dataset& dataset, const std::vector<txn::RewriteGroup>& groups,
+                                        uint64_t dataset_version, std::vector<std::string>* written);
+
 }  // namespace lance::ops

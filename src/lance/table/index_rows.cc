@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "lance/table/frag_reuse.h"
+
 namespace lance::table {
 
 IndexRows RowsOf(const IndexMetadata& index) {
@@ -26,7 +28,7 @@ bool CoversFragment(const IndexMetadata& index, uint64_t id) {
 }
 
 bool IsSystemIndex(const IndexMetadata& index) {
-  return index.name == "__lance_frag_reuse" || index.name == "__lance_mem_wal";
+  return index.name == kFragReuseIndexName || index.name == "__lance_mem_wal";
 }
 
 }  // namespace lance::table

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lance/table/frag_reuse.h"
 #include "lance/transaction.pb.h"
 #include "lance/txn/backoff.h"
 #include "lance/txn/manifest_builder.h"
@@ -85,6 +86,9 @@ Result<BaseVersion> LoadVersion(const io::ObjectStore& store, const table::Manif
   LANCE_ASSIGN_OR_RAISE(auto bytes, store.ReadAll(location.path));
   LANCE_ASSIGN_OR_RAISE(auto file, table::ParseManifestFile(bytes, store.FullPath(location.path),
                                                             table::FlagCheck::kReadWrite));
+  // pylance commits on the indices as load_indices gives them: the bitmaps
+  // remapped through a fragment reuse index.
+  LANCE_RETURN_NOT_OK(table::ApplyFragReuseToBitmaps(store, &file.indices));
   return BaseVersion{location, std::move(file)};
 }
 

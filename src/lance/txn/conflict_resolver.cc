@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "lance/table/deletion_file.h"
+#include "lance/table/frag_reuse.h"
 #include "lance/table/manifest_proto.h"
 #include "lance/table/roaring_portable.h"
 #include "lance/transaction.pb.h"
@@ -16,7 +17,6 @@ namespace {
 using K = OperationKind;
 
 // The index name of the fragment reuse index (c4, c5).
-constexpr const char* kFragReuseIndexName = "__lance_frag_reuse";
 
 template <class... Ts>
 struct Overloaded : Ts... {
@@ -61,7 +61,7 @@ std::vector<uint64_t> ReplacedFragmentIds(const OperationFacts& f) {
 
 bool HasFragReuseIndex(const OperationFacts& f) {
   return std::any_of(f.new_indices.begin(), f.new_indices.end(),
-                     [](const auto& i) { return i.name == kFragReuseIndexName; });
+                     [](const auto& i) { return i.name == table::kFragReuseIndexName; });
 }
 
 // c3: one side sets a config key the other sets or removes.
@@ -682,6 +682,7 @@ OperationFacts FactsOf(const Operation& op) {
                         },
                         [&](const Rewrite& r) {
                           f.kind = K::kRewrite;
+                          f.has_frag_reuse_index = r.frag_reuse_index.has_value();
                           for (const auto& g : r.groups) {
                             for (const auto& old : g.old_fragments) f.rewritten_fragment_ids.push_back(old.id);
                           }

@@ -318,6 +318,13 @@ Status ApplyRewrite(const Rewrite& op, bool stable_row_ids, table::ManifestFile*
     it->index_details_value = ri.details_value;
     it->index_version = static_cast<int32_t>(ri.index_version);
   }
+  if (op.frag_reuse_index) {
+    // Deferred: the indices keep their files and bitmaps; readers map them
+    // through the fragment reuse index, which replaces the old one.
+    std::erase_if(out->indices, [&](const IndexMetadata& i) { return i.name == op.frag_reuse_index->name; });
+    out->indices.push_back(*op.frag_reuse_index);
+    return Status::OK();
+  }
   std::set<std::array<uint8_t, 16>> fresh;
   for (const auto& ri : op.rewritten_indices) fresh.insert(ri.new_uuid);
   for (auto& index : out->indices) {
@@ -414,7 +421,7 @@ void RetainRelevantIndices(const Schema& schema, std::vector<IndexMetadata>* ind
   std::set<int32_t> ids;
   for (const auto& f : schema.FieldsPreOrder()) ids.insert(f.id);
   std::erase_if(*indices, [&](const IndexMetadata& index) {
-    if (index.name == "__lance_frag_reuse" || index.name == "__lance_mem_wal") return false;
+    if (table::IsSystemIndex(index)) return false;
     return std::any_of(index.fields.begin(), index.fields.end(), [&](int32_t id) { return !ids.count(id); });
   });
 }

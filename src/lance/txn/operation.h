@@ -83,6 +83,11 @@ struct RewrittenIndex {
 struct Rewrite {
   std::vector<RewriteGroup> groups;
   std::vector<RewrittenIndex> rewritten_indices;
+  /// A compaction with defer_index_remap: the fragment reuse index that
+  /// replaces the dataset's (by name), the other indices left as they are.
+  /// In memory only, as the reference's: the transaction file does not
+  /// record it.
+  std::optional<IndexMetadata> frag_reuse_index;
 };
 
 /// Raises max_fragment_id by `num_fragments`; the caller owns the ids
