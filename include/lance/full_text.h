@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,33 +60,54 @@ struct FtsToken {
   uint32_t position = 0;
 };
 
-/// A full-text query, as pylance's lance.query classes: a match of terms
-/// (MatchQuery), a phrase (PhraseQuery, on an index with positions), or a
-/// boolean combination of queries (BooleanQuery).
+/// A full-text query, as pylance's lance.query classes: leaves that search
+/// one column (MatchQuery: terms; PhraseQuery: terms in order, on an index
+/// with positions) and compound queries over them (MultiMatchQuery: a
+/// match on each of several columns, a row scoring its best column's
+/// score; BooleanQuery: MUST / SHOULD / MUST_NOT clauses; BoostQuery: a
+/// positive query demoted where a negative one matches). Compound queries
+/// score every matching row of their clauses, then keep the best `limit`.
 struct FullTextQuery {
-  enum class Kind { kMatch, kPhrase, kBoolean };
+  enum class Kind { kMatch, kPhrase, kMultiMatch, kBoolean, kBoost };
   enum class Operator { kOr, kAnd };
   enum class Occur { kShould, kMust, kMustNot };
 
   Kind kind = Kind::kMatch;
-  /// The text, tokenized with the index's tokenizer.
+  /// Match, phrase, multi-match: the text, tokenized with the index's
+  /// tokenizer.
   std::string terms;
-  /// The column searched; empty: every column with an INVERTED index.
+  /// Match, phrase: the column searched; empty: the search options'
+  /// columns, or every column with an INVERTED index (a match over
+  /// several becomes a multi-match, as pylance fills a missing column).
   std::string column;
-  /// Match: whether a row must hold every term or any of them.
+  /// Match, multi-match: whether a row must hold every term or any of them.
   Operator op = Operator::kOr;
-  /// Match: edits allowed per term (0 or nullopt: exact, as pylance, whose
-  /// automatic choice never applies), the expanded terms kept, and the
-  /// leading characters that must match exactly.
+  /// Match: edits allowed per term. 0 or nullopt (pylance's "auto", which
+  /// its search never applies): exact. 1 or more: each term, split as
+  /// pylance's fuzzy search splits it (at non-alphanumerics, case kept, no
+  /// other filter), stands for the index tokens within that Levenshtein
+  /// distance that start with its first `prefix_length` bytes, in token
+  /// order, at most `max_expansions` over all terms (each term at least
+  /// one when it has any). Rows no index covers are matched exactly.
   std::optional<uint32_t> fuzziness = 0;
   uint32_t max_expansions = 50;
   uint32_t prefix_length = 0;
-  /// Multiplies the query's scores.
+  /// Match: multiplies its scores.
   float boost = 1.0f;
   /// Phrase: how far apart the terms may be.
   uint32_t slop = 0;
-  /// Boolean: the clauses.
+  /// Multi-match: the columns, and each one's boost (empty: 1 each).
+  std::vector<std::string> columns;
+  std::vector<float> boosts;
+  /// Boolean: the clauses. Every MUST clause must match and adds its
+  /// score, matching SHOULD clauses add theirs (with no MUST clause a row
+  /// must match one), a row matching a MUST_NOT clause is dropped.
   std::vector<std::pair<Occur, FullTextQuery>> clauses;
+  /// Boost: rows of `positive`, scored positive - negative_boost * negative
+  /// where `negative` matches too.
+  std::shared_ptr<const FullTextQuery> positive;
+  std::shared_ptr<const FullTextQuery> negative;
+  float negative_boost = 0.5f;
 
   static FullTextQuery Match(std::string terms, std::string column = "") {
     FullTextQuery q;
@@ -108,6 +130,29 @@ struct FullTextQuery {
     q.terms = std::move(terms);
     q.column = std::move(column);
     q.slop = slop;
+    return q;
+  }
+  static FullTextQuery MultiMatch(std::string terms, std::vector<std::string> columns,
+                                  std::vector<float> boosts = {}) {
+    FullTextQuery q;
+    q.kind = Kind::kMultiMatch;
+    q.terms = std::move(terms);
+    q.columns = std::move(columns);
+    q.boosts = std::move(boosts);
+    return q;
+  }
+  static FullTextQuery Boolean(std::vector<std::pair<Occur, FullTextQuery>> clauses) {
+    FullTextQuery q;
+    q.kind = Kind::kBoolean;
+    q.clauses = std::move(clauses);
+    return q;
+  }
+  static FullTextQuery Boost(FullTextQuery positive, FullTextQuery negative, float negative_boost = 0.5f) {
+    FullTextQuery q;
+    q.kind = Kind::kBoost;
+    q.positive = std::make_shared<const FullTextQuery>(std::move(positive));
+    q.negative = std::make_shared<const FullTextQuery>(std::move(negative));
+    q.negative_boost = negative_boost;
     return q;
   }
 };

@@ -19,6 +19,7 @@
 // that cannot enter the top k).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -29,10 +30,12 @@
 #include <arrow/api.h>
 
 #include "lance/full_text.h"
+#include "lance/index/frag_reuse.h"
 #include "lance/index/inverted.h"
 #include "lance/scan/matching_rows.h"
 #include "lance/scanner.h"
 #include "lance/schema.h"
+#include "lance/util/utf8.h"
 
 namespace lance {
 namespace {
@@ -197,13 +200,21 @@ struct ColumnSearch {
   std::vector<FlatDoc> flat_docs;
 };
 
-Result<ColumnSearch> OpenColumn(const std::shared_ptr<const Dataset>& dataset, const std::string& column,
-                                const std::vector<std::string>& query_tokens_hint) {
+Result<ColumnSearch> OpenColumn(const std::shared_ptr<const Dataset>& dataset, const std::string& column) {
   ColumnSearch cs;
   cs.column = column;
   const Schema& schema = dataset->manifest().schema;
   for (const auto& m : dataset->indices()) {
     if (!IsInverted(m) || m.fields.size() != 1 || schema.FieldPath(m.fields[0]) != column) continue;
+    // Its documents' row addresses from before a deferred compaction remap
+    // would need mapping (and its statistics with them): not done here yet.
+    LANCE_ASSIGN_OR_RAISE(bool old_rows, index::HoldsOldRowAddresses(*dataset, m));
+    if (old_rows) {
+      return Status::NotImplemented("full-text search: INVERTED index '", m.name, "' of ", dataset->uri(),
+                                    " predates a compaction recorded in the fragment reuse index (",
+                                    table::kFragReuseIndexName, "); lance-cpp does not map its rows yet ",
+                                    "(optimize or re-create the index with pylance)");
+    }
     LANCE_ASSIGN_OR_RAISE(auto index, index::InvertedIndex::OpenCached(*dataset, m));
     if (m.fragment_ids) cs.covered.insert(m.fragment_ids->begin(), m.fragment_ids->end());
     cs.segments.push_back(std::move(index));
@@ -212,48 +223,85 @@ Result<ColumnSearch> OpenColumn(const std::shared_ptr<const Dataset>& dataset, c
     return Status::Invalid("full-text search: column '", column, "' of ", dataset->uri(),
                            " has no INVERTED index (create one with create-index --type INVERTED)");
   }
-  (void)query_tokens_hint;
   return cs;
 }
 
-}  // namespace
-
-Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const Dataset>& dataset,
-                                                     const FullTextQuery& query,
-                                                     const FullTextSearchOptions& options) {
-  if (query.kind == FullTextQuery::Kind::kBoolean) {
-    return Status::NotImplemented("full-text search: boolean queries are not supported by lance-cpp yet");
-  }
-  // pylance expands terms only for a fuzziness of 1 or more (none: exact).
-  if (query.kind == FullTextQuery::Kind::kMatch && query.fuzziness.value_or(0) != 0) {
-    return Status::NotImplemented("full-text search: fuzzy matching (fuzziness ", *query.fuzziness,
-                                  ") is not supported by lance-cpp yet");
-  }
-  if (options.limit && *options.limit < 0) return Status::Invalid("full-text search: negative limit");
-  // The columns: the query's, the options', or every INVERTED-indexed one.
-  std::vector<std::string> columns;
-  if (!query.column.empty()) {
-    columns.push_back(query.column);
-  } else if (!options.columns.empty()) {
-    columns = options.columns;
-  } else {
-    std::set<std::string> seen;
-    for (const auto& m : dataset->indices()) {
-      if (IsInverted(m) && m.fields.size() == 1) {
-        const std::string path = dataset->manifest().schema.FieldPath(m.fields[0]);
-        if (seen.insert(path).second) columns.push_back(path);
-      }
+// Levenshtein distance over code points, or `bound` + 1 once it exceeds it.
+uint32_t EditDistance(const std::u32string& a, const std::u32string& b, uint32_t bound) {
+  const size_t diff = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+  if (diff > bound) return bound + 1;
+  std::vector<uint32_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), 0u);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    uint32_t diag = row[0];
+    row[0] = static_cast<uint32_t>(i);
+    uint32_t best = row[0];
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const uint32_t up = row[j];
+      row[j] = std::min({up + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+      diag = up;
+      best = std::min(best, row[j]);
     }
-    if (columns.empty()) {
-      return Status::Invalid("full-text search: ", dataset->uri(), " has no INVERTED index");
-    }
+    if (best > bound) return bound + 1;
   }
-  if (columns.size() != 1) {
-    return Status::NotImplemented("full-text search over several columns (", columns.size(),
-                                  ") is not supported by lance-cpp yet");
-  }
+  return row[b.size()];
+}
 
-  LANCE_ASSIGN_OR_RAISE(auto cs, OpenColumn(dataset, columns[0], {}));
+// The tokens a partition's postings are read for, each with how often the
+// query holds it and (fuzzy AND) which query terms it stands for.
+struct PartitionTerms {
+  std::vector<std::string> tokens;
+  std::vector<float> occurrences;
+  std::vector<uint64_t> terms_of;  // fuzzy: bit g for query term g
+};
+
+// A fuzzy match's expansion in one partition, as pylance expands it: each
+// query term in turn, its tokens in key order appended to one list that
+// stops growing at max_expansions (no term starts once it is full);
+// tokens listed twice count twice.
+Result<PartitionTerms> ExpandFuzzy(const index::InvertedIndex& seg, size_t p, const std::vector<std::string>& terms,
+                                   const FullTextQuery& q) {
+  std::vector<std::pair<std::string, size_t>> expanded;  // (token, query term)
+  for (size_t g = 0; g < terms.size() && expanded.size() < q.max_expansions; ++g) {
+    const std::u32string term = util::DecodeUtf8(terms[g]);
+    const std::string prefix = terms[g].substr(0, std::min<size_t>(q.prefix_length, terms[g].size()));
+    bool full = false;
+    LANCE_RETURN_NOT_OK(seg.ForEachToken(p, prefix, [&](std::string_view token) -> Status {
+      if (full) return Status::OK();
+      if (EditDistance(term, util::DecodeUtf8(token), *q.fuzziness) > *q.fuzziness) return Status::OK();
+      expanded.emplace_back(std::string(token), g);
+      full = expanded.size() >= q.max_expansions;
+      return Status::OK();
+    }));
+  }
+  PartitionTerms out;
+  for (const auto& [token, g] : expanded) {
+    auto it = std::find(out.tokens.begin(), out.tokens.end(), token);
+    const size_t k = it - out.tokens.begin();
+    if (it == out.tokens.end()) {
+      out.tokens.push_back(token);
+      out.occurrences.push_back(0.0f);
+      out.terms_of.push_back(0);
+    }
+    out.occurrences[k] += 1.0f;
+    out.terms_of[k] |= uint64_t{1} << g;
+  }
+  return out;
+}
+
+struct Hit {
+  float score;
+  uint64_t row_id;
+};
+
+bool Better(const Hit& a, const Hit& b) { return a.score != b.score ? a.score > b.score : a.row_id < b.row_id; }
+
+// A match or phrase on one column: its best `limit` rows among those the
+// gate allows (in no order). Rows of uncovered fragments are read with
+// `scan_filter` (the prefilter).
+Result<std::vector<Hit>> SearchLeaf(const std::shared_ptr<const Dataset>& dataset, RowGate& gate,
+                                    const FullTextQuery& query, const std::string& scan_filter, size_t limit) {
+  LANCE_ASSIGN_OR_RAISE(auto cs, OpenColumn(dataset, query.column));
   const auto& tokenizer = cs.segments.front()->tokenizer();
   for (const auto& s : cs.segments) {
     if (s->tokenizer().params().ToJson() != tokenizer.params().ToJson()) {
@@ -271,22 +319,60 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
       }
     }
   }
+  // pylance expands terms only for a fuzziness of 1 or more (none: exact).
+  const bool fuzzy = !phrase && query.fuzziness.value_or(0) != 0;
   const std::vector<index::FtsToken> tokens = QueryTokens(tokenizer, query.terms);
   std::vector<std::string> distinct;
   for (const auto& t : tokens) {
     if (std::find(distinct.begin(), distinct.end(), t.text) == distinct.end()) distinct.push_back(t.text);
+  }
+  // How often the query holds each distinct token.
+  std::vector<float> occurrences(distinct.size(), 0.0f);
+  for (const auto& t : tokens) {
+    occurrences[std::find(distinct.begin(), distinct.end(), t.text) - distinct.begin()] += 1.0f;
+  }
+  const bool need_all = phrase || query.op == FullTextQuery::Operator::kAnd;
+
+  // The tokens each partition reads: the query's, or their fuzzy expansion
+  // there (pylance splits a fuzzy query with its simple tokenizer alone).
+  std::vector<std::vector<PartitionTerms>> part_terms(cs.segments.size());
+  std::set<std::string> stat_tokens(distinct.begin(), distinct.end());
+  if (fuzzy) {
+    InvertedIndexParams simple;
+    simple.lower_case = simple.stem = simple.remove_stop_words = simple.ascii_folding = false;
+    simple.max_token_length.reset();
+    LANCE_ASSIGN_OR_RAISE(auto splitter, index::FtsTokenizer::Make(simple, "fuzzy full-text query"));
+    std::vector<std::string> terms;
+    for (auto& t : splitter.Tokenize(query.terms)) terms.push_back(std::move(t.text));
+    if (need_all && terms.size() > 64) {
+      return Status::NotImplemented("full-text search: a fuzzy AND match of more than 64 terms (", terms.size(),
+                                    ") is not supported by lance-cpp");
+    }
+    for (size_t s = 0; s < cs.segments.size(); ++s) {
+      for (size_t p = 0; p < cs.segments[s]->num_partitions(); ++p) {
+        LANCE_ASSIGN_OR_RAISE(auto pt, ExpandFuzzy(*cs.segments[s], p, terms, query));
+        if (need_all && pt.tokens.size() > 0) {
+          // A row must hold a token of every query term.
+          uint64_t all = 0;
+          for (size_t g = 0; g < terms.size(); ++g) all |= uint64_t{1} << g;
+          uint64_t seen = 0;
+          for (uint64_t m : pt.terms_of) seen |= m;
+          if (seen != all) pt = PartitionTerms{};
+        }
+        stat_tokens.insert(pt.tokens.begin(), pt.tokens.end());
+        part_terms[s].push_back(std::move(pt));
+      }
+    }
   }
 
   // The index's statistics.
   for (const auto& s : cs.segments) {
     cs.index_stats.num_docs += s->num_docs();
     cs.index_stats.total_tokens += s->total_tokens();
-    for (const auto& t : distinct) cs.index_stats.token_docs[t] += s->DocFreq(t);
+    for (const auto& t : stat_tokens) cs.index_stats.token_docs[t] += s->DocFreq(t);
   }
   cs.flat_stats = cs.index_stats;
 
-  // Rows ranked: live ones, passing the filter when it comes first.
-  const bool postfilter = !options.filter.empty() && !options.prefilter;
   // Rows of fragments no segment covers, tokenized: the live ones, or those
   // passing a prefilter (which then also shape the statistics, as in pylance).
   std::vector<uint64_t> uncovered;
@@ -298,51 +384,45 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
     scan.columns = {cs.column};
     scan.with_row_id = true;
     scan.fragment_ids = uncovered;
-    if (!postfilter) scan.filter = options.filter;
+    scan.filter = scan_filter;
     LANCE_ASSIGN_OR_RAISE(auto table, ScanBuilder(dataset).Options(scan).ToTable());
-    LANCE_ASSIGN_OR_RAISE(auto text, arrow::Concatenate(table->column(0)->chunks()));
-    LANCE_ASSIGN_OR_RAISE(auto ids_array, arrow::Concatenate(table->GetColumnByName("_rowid")->chunks()));
-    auto ids = std::static_pointer_cast<arrow::UInt64Array>(ids_array);
-    std::vector<index::FtsToken> doc_tokens;
-    for (int64_t i = 0; i < text->length(); ++i) {
-      if (text->IsNull(i)) continue;
-      std::string_view value;
-      if (text->type_id() == arrow::Type::STRING) {
-        value = std::static_pointer_cast<arrow::StringArray>(text)->GetView(i);
-      } else if (text->type_id() == arrow::Type::LARGE_STRING) {
-        value = std::static_pointer_cast<arrow::LargeStringArray>(text)->GetView(i);
-      } else {
-        return Status::NotImplemented("full-text search: column '", cs.column, "' of type ",
-                                      text->type()->ToString(), " is not supported by lance-cpp (strings)");
+    // A prefilter may pass none of them (Concatenate needs a chunk).
+    if (table->num_rows() > 0) {
+      LANCE_ASSIGN_OR_RAISE(auto text, arrow::Concatenate(table->column(0)->chunks()));
+      LANCE_ASSIGN_OR_RAISE(auto ids_array, arrow::Concatenate(table->GetColumnByName("_rowid")->chunks()));
+      auto ids = std::static_pointer_cast<arrow::UInt64Array>(ids_array);
+      std::vector<index::FtsToken> doc_tokens;
+      for (int64_t i = 0; i < text->length(); ++i) {
+        if (text->IsNull(i)) continue;
+        std::string_view value;
+        if (text->type_id() == arrow::Type::STRING) {
+          value = std::static_pointer_cast<arrow::StringArray>(text)->GetView(i);
+        } else if (text->type_id() == arrow::Type::LARGE_STRING) {
+          value = std::static_pointer_cast<arrow::LargeStringArray>(text)->GetView(i);
+        } else {
+          return Status::NotImplemented("full-text search: column '", cs.column, "' of type ",
+                                        text->type()->ToString(), " is not supported by lance-cpp (strings)");
+        }
+        doc_tokens.clear();
+        tokenizer.Tokenize(value, &doc_tokens);
+        if (doc_tokens.empty()) continue;
+        FlatDoc doc;
+        doc.row_id = ids->Value(i);
+        doc.length = static_cast<uint32_t>(doc_tokens.size());
+        for (const auto& t : doc_tokens) {
+          ++doc.freqs[t.text];
+          if (phrase) doc.positions[t.text].push_back(t.position);
+        }
+        cs.flat_stats.num_docs += 1;
+        cs.flat_stats.total_tokens += doc.length;
+        for (const auto& t : distinct) {
+          if (doc.freqs.count(t)) cs.flat_stats.token_docs[t] += 1;
+        }
+        cs.flat_docs.push_back(std::move(doc));
       }
-      doc_tokens.clear();
-      tokenizer.Tokenize(value, &doc_tokens);
-      if (doc_tokens.empty()) continue;
-      FlatDoc doc;
-      doc.row_id = ids->Value(i);
-      doc.length = static_cast<uint32_t>(doc_tokens.size());
-      for (const auto& t : doc_tokens) {
-        ++doc.freqs[t.text];
-        if (phrase) doc.positions[t.text].push_back(t.position);
-      }
-      cs.flat_stats.num_docs += 1;
-      cs.flat_stats.total_tokens += doc.length;
-      for (const auto& t : distinct) {
-        if (doc.freqs.count(t)) cs.flat_stats.token_docs[t] += 1;
-      }
-      cs.flat_docs.push_back(std::move(doc));
     }
   }
 
-  LANCE_ASSIGN_OR_RAISE(auto gate, RowGate::Make(dataset, postfilter ? "" : options.filter));
-
-  // How often the query holds each distinct token, and whether a row must
-  // hold all of them.
-  std::vector<float> occurrences(distinct.size(), 0.0f);
-  for (const auto& t : tokens) {
-    occurrences[std::find(distinct.begin(), distinct.end(), t.text) - distinct.begin()] += 1.0f;
-  }
-  const bool need_all = phrase || query.op == FullTextQuery::Operator::kAnd;
   std::vector<uint32_t> query_positions;
   std::vector<size_t> query_token_index;  // each query token's distinct token
   for (const auto& t : tokens) {
@@ -355,15 +435,9 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
   // returned (live, passing a prefilter, from where its index saw it, its
   // phrase present) is decided only for rows that would enter it: the score
   // does not depend on it.
-  struct Hit {
-    float score;
-    uint64_t row_id;
-  };
-  auto better = [](const Hit& a, const Hit& b) { return a.score != b.score ? a.score > b.score : a.row_id < b.row_id; };
-  auto worse_first = [&](const Hit& a, const Hit& b) { return better(a, b); };  // heap front: the worst kept
-  const size_t limit = options.limit ? static_cast<size_t>(*options.limit) : std::numeric_limits<size_t>::max();
+  auto worse_first = [](const Hit& a, const Hit& b) { return Better(a, b); };  // heap front: the worst kept
   std::vector<Hit> best;
-  auto would_enter = [&](const Hit& h) { return best.size() < limit || better(h, best.front()); };
+  auto would_enter = [&](const Hit& h) { return best.size() < limit || Better(h, best.front()); };
   auto enter = [&](const Hit& h) {
     if (best.size() == limit) {
       std::pop_heap(best.begin(), best.end(), worse_first);
@@ -379,47 +453,56 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
   // Indexed rows, partition by partition, scores accumulated densely.
   {
     const float avgdl = cs.index_stats.AvgDocLength();
-    std::vector<float> idf(distinct.size());
-    for (size_t k = 0; k < distinct.size(); ++k) idf[k] = cs.index_stats.Idf(distinct[k]);
+    PartitionTerms exact{distinct, occurrences, {}};
     // Per-document scratch, kept across queries of a thread: a partition's
     // worth of floats is paged in once, not per query.
     thread_local std::vector<float> score;
     thread_local std::vector<uint16_t> matched;
+    thread_local std::vector<uint64_t> terms_hit;
     std::vector<uint32_t> touched;
-    for (const auto& seg : cs.segments) {
+    for (size_t s = 0; s < cs.segments.size(); ++s) {
+      const auto& seg = cs.segments[s];
       std::set<uint32_t> covered;
       const std::set<uint32_t> deleted(seg->deleted_fragments().begin(), seg->deleted_fragments().end());
       if (seg->metadata().fragment_ids) covered.insert(seg->metadata().fragment_ids->begin(), seg->metadata().fragment_ids->end());
       for (size_t p = 0; p < seg->num_partitions() && limit > 0; ++p) {
-        std::vector<std::optional<index::PostingList>> lists(distinct.size());
+        const PartitionTerms& pt = fuzzy ? part_terms[s][p] : exact;
+        const size_t n = pt.tokens.size();
+        std::vector<std::optional<index::PostingList>> lists(n);
         bool complete = true, any = false;
-        for (size_t k = 0; k < distinct.size(); ++k) {
-          LANCE_ASSIGN_OR_RAISE(lists[k], seg->Postings(p, distinct[k], phrase));
+        for (size_t k = 0; k < n; ++k) {
+          LANCE_ASSIGN_OR_RAISE(lists[k], seg->Postings(p, pt.tokens[k], phrase));
           complete = complete && lists[k].has_value();
           any = any || lists[k].has_value();
         }
-        if (!any || (need_all && !complete)) continue;
+        // Fuzzy expansions are tokens of the partition: AND is by query term.
+        if (!any || (need_all && !fuzzy && !complete)) continue;
         const size_t num_docs = seg->PartitionDocs(p);
         if (score.size() < num_docs) {
           score.resize(num_docs, 0.0f);
           matched.resize(num_docs, 0);
         }
+        const bool by_term = fuzzy && need_all;
+        if (by_term && terms_hit.size() < num_docs) terms_hit.resize(num_docs, 0);
+        uint64_t all_terms = 0;
+        for (uint64_t m : pt.terms_of) all_terms |= m;
         touched.clear();
-        for (size_t k = 0; k < distinct.size(); ++k) {
+        for (size_t k = 0; k < n; ++k) {
           if (!lists[k]) continue;
           const auto& l = *lists[k];
-          const float weight = occurrences[k] * idf[k];
+          const float weight = pt.occurrences[k] * cs.index_stats.Idf(pt.tokens[k]);
           for (size_t i = 0; i < l.doc_ids.size(); ++i) {
             const uint32_t d = l.doc_ids[i];
             if (matched[d]++ == 0) touched.push_back(d);
+            if (by_term) terms_hit[d] |= pt.terms_of[k];
             score[d] += weight * DocWeight(l.frequencies[i], seg->DocLength(p, d), avgdl);
           }
         }
         // Where each posting's positions start, for phrases.
         std::vector<std::vector<uint32_t>> starts;
         if (phrase) {
-          starts.resize(distinct.size());
-          for (size_t k = 0; k < distinct.size(); ++k) {
+          starts.resize(n);
+          for (size_t k = 0; k < n; ++k) {
             const auto& l = *lists[k];
             starts[k].resize(l.doc_ids.size() + 1, 0);
             for (size_t i = 0; i < l.doc_ids.size(); ++i) starts[k][i + 1] = starts[k][i] + l.frequencies[i];
@@ -428,9 +511,10 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
         Status failed;
         for (uint32_t d : touched) {
           const Hit h{score[d] * query.boost, seg->RowId(p, d)};
-          const bool held = !need_all || matched[d] == distinct.size();
+          const bool held = !need_all || (by_term ? terms_hit[d] == all_terms : matched[d] == n);
           score[d] = 0.0f;  // the scratch left clean for the next partition
           matched[d] = 0;
+          if (by_term) terms_hit[d] = 0;
           if (!held || !failed.ok() || !would_enter(h)) continue;
           // A row the index holds answers only from where the index saw it:
           // a stable row id an update moved to a fragment the index does not
@@ -457,7 +541,7 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
       }
     }
   }
-  // Uncovered rows.
+  // Uncovered rows: matched exactly, fuzzy or not (as pylance's flat search).
   {
     const float avgdl = cs.flat_stats.AvgDocLength();
     for (size_t i = 0; i < cs.flat_docs.size() && limit > 0; ++i) {
@@ -482,7 +566,195 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
       enter(h);
     }
   }
-  std::sort(best.begin(), best.end(), better);
+  return best;
+}
+
+// Every row a query matches, with its score.
+using Scores = std::unordered_map<uint64_t, float>;
+
+struct Evaluator {
+  const std::shared_ptr<const Dataset>& dataset;
+  RowGate& gate;
+  const std::string& scan_filter;
+
+  Result<Scores> Leaf(const FullTextQuery& q) {
+    LANCE_ASSIGN_OR_RAISE(auto hits, SearchLeaf(dataset, gate, q, scan_filter, std::numeric_limits<size_t>::max()));
+    Scores out;
+    for (const auto& h : hits) out.emplace(h.row_id, h.score);
+    return out;
+  }
+
+  Result<Scores> Eval(const FullTextQuery& q) {
+    switch (q.kind) {
+      case FullTextQuery::Kind::kMatch:
+      case FullTextQuery::Kind::kPhrase:
+        return Leaf(q);
+      case FullTextQuery::Kind::kMultiMatch: {
+        // pylance: each column's match, a row scored by its best column.
+        Scores out;
+        for (size_t c = 0; c < q.columns.size(); ++c) {
+          LANCE_ASSIGN_OR_RAISE(auto s, Leaf(ColumnMatch(q, c)));
+          for (const auto& [row, score] : s) {
+            auto [it, inserted] = out.emplace(row, score);
+            if (!inserted) it->second = std::max(it->second, score);
+          }
+        }
+        return out;
+      }
+      case FullTextQuery::Kind::kBoolean: {
+        Scores out;
+        bool has_must = false;
+        for (const auto& [occur, clause] : q.clauses) {
+          if (occur != FullTextQuery::Occur::kMust) continue;
+          LANCE_ASSIGN_OR_RAISE(auto s, Eval(clause));
+          if (!has_must) {
+            out = std::move(s);
+          } else {
+            for (auto it = out.begin(); it != out.end();) {
+              auto m = s.find(it->first);
+              if (m == s.end()) {
+                it = out.erase(it);
+              } else {
+                it->second += m->second;
+                ++it;
+              }
+            }
+          }
+          has_must = true;
+        }
+        for (const auto& [occur, clause] : q.clauses) {
+          if (occur != FullTextQuery::Occur::kShould) continue;
+          LANCE_ASSIGN_OR_RAISE(auto s, Eval(clause));
+          for (const auto& [row, score] : s) {
+            auto it = out.find(row);
+            if (it != out.end()) {
+              it->second += score;
+            } else if (!has_must) {
+              out.emplace(row, score);
+            }
+          }
+        }
+        for (const auto& [occur, clause] : q.clauses) {
+          if (occur != FullTextQuery::Occur::kMustNot) continue;
+          LANCE_ASSIGN_OR_RAISE(auto s, Eval(clause));
+          for (const auto& entry : s) out.erase(entry.first);
+        }
+        return out;
+      }
+      case FullTextQuery::Kind::kBoost: {
+        LANCE_ASSIGN_OR_RAISE(auto out, Eval(*q.positive));
+        LANCE_ASSIGN_OR_RAISE(auto neg, Eval(*q.negative));
+        for (const auto& [row, score] : neg) {
+          auto it = out.find(row);
+          if (it != out.end()) it->second -= q.negative_boost * score;
+        }
+        return out;
+      }
+    }
+    return Status::Invalid("full-text search: unknown query kind");
+  }
+
+  static FullTextQuery ColumnMatch(const FullTextQuery& q, size_t c) {
+    FullTextQuery m = q;
+    m.kind = FullTextQuery::Kind::kMatch;
+    m.column = q.columns[c];
+    m.columns.clear();
+    m.boost = q.boosts.empty() ? 1.0f : q.boosts[c];
+    m.boosts.clear();
+    return m;
+  }
+};
+
+// The query with every leaf's column set (pylance's fill_fts_query_column):
+// a match without one searches `defaults` (several: a multi-match), a
+// phrase needs exactly one. Also checks each node's shape.
+Result<FullTextQuery> FillColumns(const FullTextQuery& q, const std::function<Result<std::vector<std::string>>()>& defaults) {
+  FullTextQuery out = q;
+  switch (q.kind) {
+    case FullTextQuery::Kind::kMatch:
+    case FullTextQuery::Kind::kPhrase: {
+      if (!q.column.empty()) return out;
+      LANCE_ASSIGN_OR_RAISE(auto columns, defaults());
+      if (columns.size() == 1) {
+        out.column = columns[0];
+      } else if (q.kind == FullTextQuery::Kind::kPhrase) {
+        return Status::Invalid("full-text search: a phrase query over ", columns.size(),
+                               " columns: the column must be specified in the query");
+      } else {
+        out.kind = FullTextQuery::Kind::kMultiMatch;
+        out.columns = std::move(columns);
+      }
+      return out;
+    }
+    case FullTextQuery::Kind::kMultiMatch:
+      if (q.columns.empty()) return Status::Invalid("full-text search: a multi-match query needs columns");
+      if (!q.boosts.empty() && q.boosts.size() != q.columns.size()) {
+        return Status::Invalid("full-text search: a multi-match query has ", q.boosts.size(), " boosts for ",
+                               q.columns.size(), " columns");
+      }
+      return out;
+    case FullTextQuery::Kind::kBoolean: {
+      bool positive = false;
+      for (auto& [occur, clause] : out.clauses) {
+        positive = positive || occur != FullTextQuery::Occur::kMustNot;
+        LANCE_ASSIGN_OR_RAISE(clause, FillColumns(clause, defaults));
+      }
+      if (!positive) {
+        return Status::Invalid("full-text search: a boolean query must have at least one should/must query");
+      }
+      return out;
+    }
+    case FullTextQuery::Kind::kBoost:
+      if (!q.positive || !q.negative) {
+        return Status::Invalid("full-text search: a boost query needs a positive and a negative query");
+      }
+      LANCE_ASSIGN_OR_RAISE(auto pos, FillColumns(*q.positive, defaults));
+      LANCE_ASSIGN_OR_RAISE(auto neg, FillColumns(*q.negative, defaults));
+      out.positive = std::make_shared<const FullTextQuery>(std::move(pos));
+      out.negative = std::make_shared<const FullTextQuery>(std::move(neg));
+      return out;
+  }
+  return Status::Invalid("full-text search: unknown query kind");
+}
+
+}  // namespace
+
+Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const Dataset>& dataset,
+                                                     const FullTextQuery& query,
+                                                     const FullTextSearchOptions& options) {
+  if (options.limit && *options.limit < 0) return Status::Invalid("full-text search: negative limit");
+  // A leaf without a column: the options' columns, or every INVERTED-indexed one.
+  auto defaults = [&]() -> Result<std::vector<std::string>> {
+    if (!options.columns.empty()) return options.columns;
+    std::vector<std::string> columns;
+    std::set<std::string> seen;
+    for (const auto& m : dataset->indices()) {
+      if (IsInverted(m) && m.fields.size() == 1) {
+        const std::string path = dataset->manifest().schema.FieldPath(m.fields[0]);
+        if (seen.insert(path).second) columns.push_back(path);
+      }
+    }
+    if (columns.empty()) return Status::Invalid("full-text search: ", dataset->uri(), " has no INVERTED index");
+    return columns;
+  };
+  LANCE_ASSIGN_OR_RAISE(const FullTextQuery filled, FillColumns(query, defaults));
+
+  // Rows ranked: live ones, passing the filter when it comes first.
+  const bool postfilter = !options.filter.empty() && !options.prefilter;
+  const std::string scan_filter = postfilter ? "" : options.filter;
+  LANCE_ASSIGN_OR_RAISE(auto gate, RowGate::Make(dataset, scan_filter));
+  const size_t limit = options.limit ? static_cast<size_t>(*options.limit) : std::numeric_limits<size_t>::max();
+
+  std::vector<Hit> best;
+  if (filled.kind == FullTextQuery::Kind::kMatch || filled.kind == FullTextQuery::Kind::kPhrase) {
+    LANCE_ASSIGN_OR_RAISE(best, SearchLeaf(dataset, gate, filled, scan_filter, limit));
+  } else {
+    Evaluator eval{dataset, gate, scan_filter};
+    LANCE_ASSIGN_OR_RAISE(auto scores, eval.Eval(filled));
+    for (const auto& [row, score] : scores) best.push_back(Hit{score, row});
+  }
+  std::sort(best.begin(), best.end(), Better);
+  if (best.size() > limit) best.resize(limit);
   std::vector<std::pair<float, uint64_t>> hits;  // (score, row id)
   for (const auto& h : best) hits.emplace_back(h.score, h.row_id);
   if (postfilter) {
