@@ -8,14 +8,68 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <random>
 #include <typeinfo>
+
+#include <arrow/io/file.h>
 
 #include <arrow/buffer.h>
 #include <arrow/filesystem/localfs.h>
 #include <arrow/io/interfaces.h>
 
 namespace lance::io {
+
+namespace {
+
+// A local file read with pread for large reads and through a read-only map
+// for small ones. Small scattered reads (takes, index pages, page metadata)
+// then copy nothing and allocate nothing: a fresh buffer per read costs more
+// than the read (first touches of the allocator's pages, zeroed whole when
+// they are transparent huge pages). Large reads (scans) stay copies, which
+// are quicker than faulting the map in. Data files never change once
+// written, so the map stays valid.
+class LocalFile final : public arrow::io::RandomAccessFile {
+ public:
+  static constexpr int64_t kMappedReadLimit = 256 * 1024;
+
+  LocalFile(std::shared_ptr<arrow::io::RandomAccessFile> file, std::string path)
+      : file_(std::move(file)), path_(std::move(path)) {}
+
+  arrow::Status Close() override { return file_->Close(); }
+  bool closed() const override { return file_->closed(); }
+  arrow::Result<int64_t> Tell() const override { return file_->Tell(); }
+  arrow::Status Seek(int64_t position) override { return file_->Seek(position); }
+  arrow::Result<int64_t> GetSize() override { return file_->GetSize(); }
+  arrow::Result<int64_t> Read(int64_t nbytes, void* out) override { return file_->Read(nbytes, out); }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> Read(int64_t nbytes) override { return file_->Read(nbytes); }
+  arrow::Result<int64_t> ReadAt(int64_t position, int64_t nbytes, void* out) override {
+    return file_->ReadAt(position, nbytes, out);
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> ReadAt(int64_t position, int64_t nbytes) override {
+    if (nbytes <= kMappedReadLimit) {
+      if (auto* map = Map()) return map->ReadAt(position, nbytes);
+    }
+    return file_->ReadAt(position, nbytes);
+  }
+
+ private:
+  // The map, made on the first small read; null if the file cannot be mapped.
+  arrow::io::MemoryMappedFile* Map() {
+    std::call_once(map_once_, [&] {
+      auto mapped = arrow::io::MemoryMappedFile::Open(path_, arrow::io::FileMode::READ);
+      if (mapped.ok()) map_ = *mapped;
+    });
+    return map_.get();
+  }
+
+  std::shared_ptr<arrow::io::RandomAccessFile> file_;
+  std::string path_;
+  std::once_flag map_once_;
+  std::shared_ptr<arrow::io::MemoryMappedFile> map_;
+};
+
+}  // namespace
 
 Result<std::shared_ptr<ObjectStore>> ObjectStore::Open(const std::string& uri) {
   std::string root;
@@ -80,6 +134,7 @@ Result<std::shared_ptr<arrow::io::RandomAccessFile>> ObjectStore::OpenInputFile(
   const std::string path = FullPath(relative);
   auto file = fs_->OpenInputFile(path);
   if (!file.ok()) return file.status().WithMessage("cannot open ", path, ": ", file.status().message());
+  if (IsLocal()) return std::shared_ptr<arrow::io::RandomAccessFile>(std::make_shared<LocalFile>(*file, path));
   return *file;
 }
 
