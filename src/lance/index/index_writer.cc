@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <type_traits>
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
+#include <arrow/util/bit_util.h>
 #include <roaring/roaring.h>
 
 #include "lance/file_reader.h"
@@ -27,84 +29,103 @@ namespace {
 // pylance 14's DEFAULT_BTREE_BATCH_SIZE: rows per page of page_data.lance.
 constexpr int64_t kBTreePageRows = 4096;
 
-// The positions of integer `values` of type T in ascending order, ties
-// (and nulls, which go first) in input order: a stable LSD radix sort of
+// Integer `values` of type T with their `ids`, sorted by value, ties (and
+// nulls, which go first) in input order: a stable LSD radix sort of
 // order-preserving unsigned keys, a byte at a time, skipping the bytes all
-// keys share.
-template <typename T>
-std::vector<uint64_t> RadixOrder(const arrow::Array& values) {
+// keys share, writing the sorted columns directly (no order array, no
+// takes). P holds positions: 32 bits when they fit, to halve the traffic.
+template <typename T, typename P>
+Result<IndexInput> RadixSorted(const arrow::Array& values, const arrow::UInt64Array& ids) {
   using U = std::make_unsigned_t<T>;
+  constexpr U kFlip = std::is_signed_v<T> ? U{1} << (sizeof(U) * 8 - 1) : U{0};
   const T* raw = values.data()->GetValues<T>(1);
+  const uint64_t* raw_ids = ids.raw_values();
   const int64_t n = values.length();
-  std::vector<uint64_t> order;
-  order.reserve(static_cast<size_t>(n));
+  const int64_t nulls = values.null_count();
+  const auto m = static_cast<size_t>(n - nulls);
   struct Item {
     U key;
-    uint64_t pos;
+    P pos;
   };
-  std::vector<Item> items, scratch;
-  items.reserve(static_cast<size_t>(n));
+  // Not value-initialized: every slot is written before it is read.
+  auto items = std::make_unique_for_overwrite<Item[]>(m);
+  auto scratch = std::make_unique_for_overwrite<Item[]>(m);
+  LANCE_ASSIGN_OR_RAISE(std::shared_ptr<arrow::Buffer> out_values, arrow::AllocateBuffer(n * int64_t{sizeof(T)}));
+  LANCE_ASSIGN_OR_RAISE(std::shared_ptr<arrow::Buffer> out_ids, arrow::AllocateBuffer(n * int64_t{sizeof(uint64_t)}));
+  T* v = reinterpret_cast<T*>(out_values->mutable_data());
+  uint64_t* d = reinterpret_cast<uint64_t*>(out_ids->mutable_data());
+  size_t k = 0;
+  int64_t null_at = 0;
   for (int64_t i = 0; i < n; ++i) {
-    if (values.IsNull(i)) {
-      order.push_back(static_cast<uint64_t>(i));
+    if (nulls > 0 && values.IsNull(i)) {
+      v[null_at] = T{};
+      d[null_at++] = raw_ids[i];
       continue;
     }
-    U key = static_cast<U>(raw[i]);
-    if constexpr (std::is_signed_v<T>) key ^= U{1} << (sizeof(U) * 8 - 1);
-    items.push_back({key, static_cast<uint64_t>(i)});
+    items[k++] = {static_cast<U>(static_cast<U>(raw[i]) ^ kFlip), static_cast<P>(i)};
   }
-  scratch.resize(items.size());
+  Item* from = items.get();
+  Item* to = scratch.get();
   for (size_t shift = 0; shift < sizeof(U) * 8; shift += 8) {
     size_t count[257] = {0};
-    for (const auto& it : items) ++count[((it.key >> shift) & 0xFF) + 1];
-    if (std::any_of(count + 1, count + 257, [&](size_t c) { return c == items.size(); })) continue;
+    for (size_t i = 0; i < m; ++i) ++count[((from[i].key >> shift) & 0xFF) + 1];
+    if (std::any_of(count + 1, count + 257, [&](size_t c) { return c == m; })) continue;
     for (int b = 0; b < 256; ++b) count[b + 1] += count[b];
-    for (const auto& it : items) scratch[count[(it.key >> shift) & 0xFF]++] = it;
-    items.swap(scratch);
+    for (size_t i = 0; i < m; ++i) to[count[(from[i].key >> shift) & 0xFF]++] = from[i];
+    std::swap(from, to);
   }
-  for (const auto& it : items) order.push_back(it.pos);
-  return order;
+  for (size_t i = 0; i < m; ++i) {
+    v[nulls + static_cast<int64_t>(i)] = static_cast<T>(from[i].key ^ kFlip);
+    d[nulls + static_cast<int64_t>(i)] = raw_ids[from[i].pos];
+  }
+  std::shared_ptr<arrow::Buffer> validity;
+  if (nulls > 0) {
+    LANCE_ASSIGN_OR_RAISE(validity, arrow::AllocateBitmap(n));
+    arrow::bit_util::SetBitsTo(validity->mutable_data(), 0, nulls, false);
+    arrow::bit_util::SetBitsTo(validity->mutable_data(), nulls, n - nulls, true);
+  }
+  auto sorted_values = arrow::MakeArray(arrow::ArrayData::Make(values.type(), n, {validity, out_values}, nulls));
+  auto sorted_ids = std::make_shared<arrow::UInt64Array>(n, out_ids);
+  return IndexInput{sorted_values, sorted_ids};
 }
 
-// RadixOrder for the integer-backed types whose order is their integer's;
+template <typename T>
+Result<IndexInput> RadixSorted(const arrow::Array& values, const arrow::UInt64Array& ids) {
+  if (values.length() <= std::numeric_limits<uint32_t>::max()) return RadixSorted<T, uint32_t>(values, ids);
+  return RadixSorted<T, uint64_t>(values, ids);
+}
+
+// RadixSorted for the integer-backed types whose order is their integer's;
 // nullopt for the others.
-std::optional<std::vector<uint64_t>> IntegerOrder(const arrow::Array& values) {
+Result<std::optional<IndexInput>> IntegerSorted(const arrow::Array& values, const arrow::UInt64Array& ids) {
   using arrow::Type;
   switch (values.type_id()) {
-    case Type::INT8: return RadixOrder<int8_t>(values);
-    case Type::INT16: return RadixOrder<int16_t>(values);
+    case Type::INT8: return RadixSorted<int8_t>(values, ids);
+    case Type::INT16: return RadixSorted<int16_t>(values, ids);
     case Type::INT32:
     case Type::DATE32:
-    case Type::TIME32: return RadixOrder<int32_t>(values);
+    case Type::TIME32: return RadixSorted<int32_t>(values, ids);
     case Type::INT64:
     case Type::DATE64:
     case Type::TIME64:
     case Type::TIMESTAMP:
-    case Type::DURATION: return RadixOrder<int64_t>(values);
-    case Type::UINT8: return RadixOrder<uint8_t>(values);
-    case Type::UINT16: return RadixOrder<uint16_t>(values);
-    case Type::UINT32: return RadixOrder<uint32_t>(values);
-    case Type::UINT64: return RadixOrder<uint64_t>(values);
-    default: return std::nullopt;
+    case Type::DURATION: return RadixSorted<int64_t>(values, ids);
+    case Type::UINT8: return RadixSorted<uint8_t>(values, ids);
+    case Type::UINT16: return RadixSorted<uint16_t>(values, ids);
+    case Type::UINT32: return RadixSorted<uint32_t>(values, ids);
+    case Type::UINT64: return RadixSorted<uint64_t>(values, ids);
+    default: return std::optional<IndexInput>();
   }
 }
 
-// The values in the order both index types store them: nulls first, then
-// ascending, NaN last; equal values by ascending row id, as pylance sorts.
 Result<IndexInput> SortInput(const IndexInput& in) {
   namespace cp = arrow::compute;
   // With ids ascending (a scan's order) a stable sort of the values alone
   // is the sort by (values, ids); for integers a radix sort does it.
   const bool ids_ascending = std::is_sorted(in.ids->raw_values(), in.ids->raw_values() + in.ids->length());
   if (ids_ascending && in.ids->null_count() == 0) {
-    if (auto order = IntegerOrder(*in.values)) {
-      arrow::UInt64Builder b;
-      LANCE_RETURN_NOT_OK(b.AppendValues(*order));
-      LANCE_ASSIGN_OR_RAISE(auto take, b.Finish());
-      LANCE_ASSIGN_OR_RAISE(auto values, cp::Take(in.values, take));
-      LANCE_ASSIGN_OR_RAISE(auto ids, cp::Take(in.ids, take));
-      return IndexInput{values.make_array(), std::static_pointer_cast<arrow::UInt64Array>(ids.make_array())};
-    }
+    LANCE_ASSIGN_OR_RAISE(auto sorted, IntegerSorted(*in.values, *in.ids));
+    if (sorted) return std::move(*sorted);
   }
   // Arrow puts NaN just before the nulls when they go last; the nulls are
   // then moved to the front, keeping NaN last.
@@ -245,8 +266,12 @@ class BTreeSink {
     ids_.push_back(ids);
     pending_ += values->length();
     if (pending_ < kBTreePageRows) return Status::OK();
-    LANCE_ASSIGN_OR_RAISE(auto v, arrow::Concatenate(values_));
-    LANCE_ASSIGN_OR_RAISE(auto i, arrow::Concatenate(ids_));
+    // One slice (a whole sorted input) needs no copy.
+    std::shared_ptr<arrow::Array> v = values_.front(), i = ids_.front();
+    if (values_.size() > 1) {
+      LANCE_ASSIGN_OR_RAISE(v, arrow::Concatenate(values_));
+      LANCE_ASSIGN_OR_RAISE(i, arrow::Concatenate(ids_));
+    }
     int64_t start = 0;
     for (; v->length() - start >= kBTreePageRows; start += kBTreePageRows) {
       LANCE_RETURN_NOT_OK(Page(v->Slice(start, kBTreePageRows), i->Slice(start, kBTreePageRows)));
