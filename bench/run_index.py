@@ -5,7 +5,8 @@ indices in the same run, reported as ratios.
     .venv/bin/python bench/run_index.py [--rows N] [--versions 2.0,2.1] [--repeat R]
 
 Measures index build time (lance-cpp's CLI on a copy of the dataset, its
-process start included, against pylance's create_scalar_index), then
+process start included, against pylance's create_scalar_index on another
+copy; the median of three builds each), then
 filtered-scan latency (projection `id`) through a BTREE index
 (point lookup, narrow range, IN list) and a BITMAP index (equality), with the
 indices pylance builds, and the same filters with no index. Each query is a
@@ -111,22 +112,31 @@ def main() -> int:
         for version in args.versions.split(","):
             uri = tmp / f"v{version}.lance"
             lance.write_dataset(table, uri, data_storage_version=version)
-            ours = tmp / f"v{version}-cpp.lance"
-            shutil.copytree(uri, ours)
             ds = lance.dataset(str(uri))
-            # Index builds: pylance in this process, lance-cpp's CLI (its
-            # process start included) on a copy of the same dataset.
+            # Index builds, each side on fresh copies of the dataset, the
+            # median of three: lance-cpp's CLI (its process start included),
+            # pylance's create_scalar_index in this process.
             for column, kind in (("i32", "BTREE"), ("name", "BITMAP")):
-                t = time.perf_counter()
-                subprocess.run([str(cli), "create-index", str(ours), column, "--type", kind],
-                               check=True, capture_output=True)
-                cpp_s = time.perf_counter() - t
-                t = time.perf_counter()
-                ds.create_scalar_index(column, kind)
-                py_s = time.perf_counter() - t
+                cpp_times, py_times = [], []
+                for k in range(3):
+                    ours, theirs = tmp / f"v{version}-cpp-{k}.lance", tmp / f"v{version}-py-{k}.lance"
+                    shutil.copytree(uri, ours)
+                    shutil.copytree(uri, theirs)
+                    t = time.perf_counter()
+                    subprocess.run([str(cli), "create-index", str(ours), column, "--type", kind],
+                                   check=True, capture_output=True)
+                    cpp_times.append(time.perf_counter() - t)
+                    copy = lance.dataset(str(theirs))
+                    t = time.perf_counter()
+                    copy.create_scalar_index(column, kind)
+                    py_times.append(time.perf_counter() - t)
+                    del copy
+                    shutil.rmtree(ours, ignore_errors=True)
+                    shutil.rmtree(theirs, ignore_errors=True)
+                cpp_s, py_s = statistics.median(cpp_times), statistics.median(py_times)
                 label = f"{kind} build (s)"
                 print(f"{version:8} {label:32} {cpp_s:12.3f} {py_s:12.3f} {py_s / cpp_s:8.2f}", flush=True)
-            shutil.rmtree(ours, ignore_errors=True)
+                ds.create_scalar_index(column, kind)  # the index the queries below use
             ds = lance.dataset(str(uri))
             n = args.repeat + 1
             measures = {
