@@ -1,152 +1,39 @@
 #include "lance/table/frag_reuse.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string_view>
+
+#include "lance/frag_reuse.pb.h"
+#include "lance/util/protobuf.h"
 
 namespace lance::table {
 namespace {
 
-// ---- The protobuf wire format, for the few messages of the details ----
+using pb::table::FragmentReuseIndexDetails;
 
-class Wire {
- public:
-  Wire(std::string_view bytes, std::string context) : bytes_(bytes), context_(std::move(context)) {}
-  bool done() const { return pos_ >= bytes_.size(); }
-  Result<uint64_t> Varint() {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos_ >= bytes_.size()) return Bad("truncated varint");
-      const auto c = static_cast<uint8_t>(bytes_[pos_++]);
-      v |= uint64_t{c & 0x7Fu} << shift;
-      if (c < 0x80) return v;
-    }
-    return Bad("overlong varint");
-  }
-  // The next field: its number, and its value (varint, or bytes).
-  Status Next(uint32_t* field, uint64_t* number, std::string_view* bytes) {
-    LANCE_ASSIGN_OR_RAISE(uint64_t key, Varint());
-    *field = static_cast<uint32_t>(key >> 3);
-    switch (key & 7) {
-      case 0: {
-        LANCE_ASSIGN_OR_RAISE(*number, Varint());
-        return Status::OK();
-      }
-      case 2: {
-        LANCE_ASSIGN_OR_RAISE(uint64_t n, Varint());
-        if (n > bytes_.size() - pos_) return Bad("truncated field").status();
-        *bytes = bytes_.substr(pos_, n);
-        pos_ += n;
-        return Status::OK();
-      }
-      case 1:
-        if (bytes_.size() - pos_ < 8) return Bad("truncated field").status();
-        pos_ += 8;
-        return Status::OK();
-      case 5:
-        if (bytes_.size() - pos_ < 4) return Bad("truncated field").status();
-        pos_ += 4;
-        return Status::OK();
-      default: return Bad("unsupported wire type").status();
-    }
-  }
-  const std::string& context() const { return context_; }
-
- private:
-  Result<uint64_t> Bad(const char* what) const { return Status::Invalid(context_, ": ", what); }
-  std::string_view bytes_;
-  std::string context_;
-  size_t pos_ = 0;
-};
-
-void PutVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-// proto3: a zero scalar is not written.
-void PutUint(std::string* out, uint32_t field, uint64_t v) {
-  if (v == 0) return;
-  PutVarint(out, (uint64_t{field} << 3) | 0);
-  PutVarint(out, v);
-}
-void PutBytes(std::string* out, uint32_t field, std::string_view v) {
-  PutVarint(out, (uint64_t{field} << 3) | 2);
-  PutVarint(out, v.size());
-  out->append(v);
-}
-
-Result<FragDigest> ParseDigest(std::string_view bytes, const std::string& context) {
-  Wire w(bytes, context + " fragment digest");
-  FragDigest d;
-  while (!w.done()) {
-    uint32_t f;
-    uint64_t n = 0;
-    std::string_view b;
-    LANCE_RETURN_NOT_OK(w.Next(&f, &n, &b));
-    if (f == 1) d.id = n;
-    if (f == 2) d.physical_rows = n;
-    if (f == 3) d.num_deleted_rows = n;
-  }
-  return d;
-}
-
-Result<FragReuseGroup> ParseGroup(std::string_view bytes, const std::string& context) {
-  Wire w(bytes, context + " group");
-  FragReuseGroup g;
-  while (!w.done()) {
-    uint32_t f;
-    uint64_t n = 0;
-    std::string_view b;
-    LANCE_RETURN_NOT_OK(w.Next(&f, &n, &b));
-    if (f == 1) g.changed_row_addrs = std::string(b);
-    if (f == 2) {
-      LANCE_ASSIGN_OR_RAISE(auto d, ParseDigest(b, context));
-      g.old_fragments.push_back(d);
-    }
-    if (f == 3) {
-      LANCE_ASSIGN_OR_RAISE(auto d, ParseDigest(b, context));
-      g.new_fragments.push_back(d);
-    }
-  }
-  return g;
-}
-
-Result<FragReuseDetails> ParseVersions(std::string_view bytes, const std::string& context) {
-  Wire w(bytes, context);
+Result<FragReuseDetails> FromProto(const FragmentReuseIndexDetails::InlineContent& content) {
   FragReuseDetails out;
-  while (!w.done()) {
-    uint32_t f;
-    uint64_t n = 0;
-    std::string_view b;
-    LANCE_RETURN_NOT_OK(w.Next(&f, &n, &b));
-    if (f != 1) continue;
-    Wire vw(b, context + " version");
-    FragReuseVersion v;
-    while (!vw.done()) {
-      uint32_t vf;
-      uint64_t vn = 0;
-      std::string_view vb;
-      LANCE_RETURN_NOT_OK(vw.Next(&vf, &vn, &vb));
-      if (vf == 1) v.dataset_version = vn;
-      if (vf == 3) {
-        LANCE_ASSIGN_OR_RAISE(auto g, ParseGroup(vb, context));
-        v.groups.push_back(std::move(g));
-      }
+  for (const auto& v : content.versions()) {
+    FragReuseVersion version;
+    version.dataset_version = v.dataset_version();
+    for (const auto& g : v.groups()) {
+      FragReuseGroup group;
+      group.changed_row_addrs = g.changed_row_addrs();
+      for (const auto& d : g.old_fragments()) group.old_fragments.push_back({d.id(), d.physical_rows(), d.num_deleted_rows()});
+      for (const auto& d : g.new_fragments()) group.new_fragments.push_back({d.id(), d.physical_rows(), d.num_deleted_rows()});
+      version.groups.push_back(std::move(group));
     }
-    out.versions.push_back(std::move(v));
+    out.versions.push_back(std::move(version));
   }
   return out;
 }
 
-std::string SerializeDigest(const FragDigest& d) {
-  std::string out;
-  PutUint(&out, 1, d.id);
-  PutUint(&out, 2, d.physical_rows);
-  PutUint(&out, 3, d.num_deleted_rows);
-  return out;
+void ToProto(const FragDigest& d, FragmentReuseIndexDetails::FragmentDigest* out) {
+  out->set_id(d.id);
+  out->set_physical_rows(d.physical_rows);
+  out->set_num_deleted_rows(d.num_deleted_rows);
 }
 
 }  // namespace
@@ -165,70 +52,71 @@ Result<FragReuseDetails> LoadFragReuseDetails(const io::ObjectStore& store, cons
   if (url.size() < kSuffix.size() || url.substr(url.size() - kSuffix.size()) != kSuffix) {
     return Status::Invalid(context, ": its details are not FragmentReuseIndexDetails (", url, ")");
   }
-  Wire w(index.index_details_value, context);
-  while (!w.done()) {
-    uint32_t f;
-    uint64_t n = 0;
-    std::string_view b;
-    LANCE_RETURN_NOT_OK(w.Next(&f, &n, &b));
-    if (f == 1) return ParseVersions(b, context);
-    if (f == 2) {
-      Wire ew(b, context + " external file");
-      std::string path;
-      uint64_t offset = 0, size = 0;
-      while (!ew.done()) {
-        uint32_t ef;
-        uint64_t en = 0;
-        std::string_view eb;
-        LANCE_RETURN_NOT_OK(ew.Next(&ef, &en, &eb));
-        if (ef == 1) path = std::string(eb);
-        if (ef == 2) offset = en;
-        if (ef == 3) size = en;
-      }
-      if (path.empty()) return Status::Invalid(context, ": external details without a path");
-      const std::string rel = "_indices/" + index.UuidString() + "/" + path;
-      LANCE_ASSIGN_OR_RAISE(auto bytes, store.ReadRange(rel, static_cast<int64_t>(offset), static_cast<int64_t>(size)));
-      return ParseVersions(bytes, context + " (" + rel + ")");
-    }
+  FragmentReuseIndexDetails details;
+  if (!util::ParseMessage(index.index_details_value, &details)) {
+    return Status::Invalid(context, ": its details do not parse");
   }
-  return Status::Invalid(context, ": its details have no content");
+  switch (details.content_case()) {
+    case FragmentReuseIndexDetails::kInline:
+      return FromProto(details.inline_());
+    case FragmentReuseIndexDetails::kExternal: {
+      const auto& file = details.external();
+      if (file.path().empty()) return Status::Invalid(context, ": external details without a path");
+      const std::string rel = "_indices/" + index.UuidString() + "/" + file.path();
+      if (file.offset() > static_cast<uint64_t>(INT64_MAX) || file.size() > static_cast<uint64_t>(INT64_MAX)) {
+        return Status::Invalid(context, ": external details at an impossible range of ", rel);
+      }
+      LANCE_ASSIGN_OR_RAISE(auto bytes, store.ReadRange(rel, static_cast<int64_t>(file.offset()),
+                                                        static_cast<int64_t>(file.size())));
+      FragmentReuseIndexDetails::InlineContent content;
+      if (!util::ParseMessage(bytes, &content)) return Status::Invalid(context, ": ", rel, " does not parse");
+      return FromProto(content);
+    }
+    default:
+      return Status::Invalid(context, ": its details have no content");
+  }
 }
 
-std::string SerializeFragReuseVersions(const FragReuseDetails& details) {
+namespace {
+
+// The versions sorted by dataset version, as pylance writes them.
+FragmentReuseIndexDetails::InlineContent ContentOf(const FragReuseDetails& details) {
   std::vector<const FragReuseVersion*> sorted;
   for (const auto& v : details.versions) sorted.push_back(&v);
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const auto* a, const auto* b) { return a->dataset_version < b->dataset_version; });
-  std::string out;
+  FragmentReuseIndexDetails::InlineContent content;
   for (const FragReuseVersion* v : sorted) {
-    std::string vb;
-    PutUint(&vb, 1, v->dataset_version);
+    auto* version = content.add_versions();
+    version->set_dataset_version(v->dataset_version);
     for (const auto& g : v->groups) {
-      std::string gb;
-      if (!g.changed_row_addrs.empty()) PutBytes(&gb, 1, g.changed_row_addrs);
-      for (const auto& d : g.old_fragments) PutBytes(&gb, 2, SerializeDigest(d));
-      for (const auto& d : g.new_fragments) PutBytes(&gb, 3, SerializeDigest(d));
-      PutBytes(&vb, 3, gb);
+      auto* group = version->add_groups();
+      group->set_changed_row_addrs(g.changed_row_addrs);
+      for (const auto& d : g.old_fragments) ToProto(d, group->add_old_fragments());
+      for (const auto& d : g.new_fragments) ToProto(d, group->add_new_fragments());
     }
-    PutBytes(&out, 1, vb);
   }
-  return out;
+  return content;
+}
+
+}  // namespace
+
+std::string SerializeFragReuseVersions(const FragReuseDetails& details) {
+  return ContentOf(details).SerializeAsString();
 }
 
 std::string FragReuseDetailsValue(const FragReuseDetails& details, std::string* external) {
-  std::string content = SerializeFragReuseVersions(details);
-  std::string out;
-  if (content.size() > kFragReuseInlineLimit) {
-    std::string file;
-    PutBytes(&file, 1, kFragReuseDetailsFile);
-    PutUint(&file, 3, content.size());
-    PutBytes(&out, 2, file);
-    *external = std::move(content);
+  FragmentReuseIndexDetails out;
+  auto content = ContentOf(details);
+  if (content.ByteSizeLong() > kFragReuseInlineLimit) {
+    *external = content.SerializeAsString();
+    out.mutable_external()->set_path(kFragReuseDetailsFile);
+    out.mutable_external()->set_size(external->size());
   } else {
-    PutBytes(&out, 1, content);
+    out.mutable_inline_()->Swap(&content);
     external->clear();
   }
-  return out;
+  return out.SerializeAsString();
 }
 
 Status RemapFragmentBitmap(const FragReuseDetails& details, std::vector<uint32_t>* fragment_ids) {

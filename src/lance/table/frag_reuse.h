@@ -6,12 +6,8 @@
 // (old fragments of a group swapped for its new ones). The row address
 // mapping itself is index/frag_reuse.h.
 //
-// The details message (FragmentReuseIndexDetails, protos/table.proto) is
-// small and read and written here by hand: content 1 inline
-// (InlineContent{1 versions}) or 2 external (ExternalFile{1 path, 2 offset,
-// 3 size} under _indices/{uuid}/), Version{1 dataset_version, 3 groups},
-// Group{1 changed_row_addrs (a RoaringTreemap), 2 old_fragments,
-// 3 new_fragments}, FragmentDigest{1 id, 2 physical_rows, 3 num_deleted_rows}.
+// The details message is proto/lance/frag_reuse.proto: the versions inline,
+// or (above 200 KiB) in an external file under _indices/{uuid}/.
 #pragma once
 
 #include <cstdint>
