@@ -13,12 +13,12 @@
 #include "lance/file/legacy_metadata.h"
 #include "lance/file/version.h"
 #include "lance/file_reader.h"
-#include "lance/table/frag_reuse.h"
 #include "lance/io/object_store.h"
 #include "lance/table/branches.h"
 #include "lance/table/deletion_file.h"
 #include "lance/table/deletion_vector.h"
 #include "lance/table/file_locations.h"
+#include "lance/table/frag_reuse.h"
 #include "lance/table/manifest_file.h"
 #include "lance/table/manifest_location.h"
 #include "lance/table/row_id_sequence.h"
@@ -36,6 +36,8 @@ struct Dataset::Impl {
   table::ManifestLocation location;                // the opened one
   table::ManifestFile file;
   std::unique_ptr<table::FileLocator> files;  // over `file.manifest`
+  // The fragment reuse index's details, read once at open (null: none).
+  std::shared_ptr<const table::FragReuseDetails> frag_reuse;
   // Opened v2 data files by location and memory pool.
   std::mutex readers_mutex;
   std::map<std::pair<std::string, arrow::MemoryPool*>, std::shared_ptr<FileReader>> readers;
@@ -73,6 +75,9 @@ const std::shared_ptr<io::ObjectStore>& DatasetAccess::Store(const Dataset& data
 const std::shared_ptr<io::ObjectStore>& DatasetAccess::RootStore(const Dataset& dataset) { return dataset.impl_->root; }
 const table::ManifestLocation& DatasetAccess::Location(const Dataset& dataset) { return dataset.impl_->location; }
 const table::ManifestFile& DatasetAccess::File(const Dataset& dataset) { return dataset.impl_->file; }
+const std::shared_ptr<const table::FragReuseDetails>& DatasetAccess::FragReuse(const Dataset& dataset) {
+  return dataset.impl_->frag_reuse;
+}
 
 Result<std::shared_ptr<Dataset>> DatasetAccess::Open(std::shared_ptr<io::ObjectStore> store,
                                                      const OpenOptions& options) {
@@ -127,7 +132,7 @@ Result<std::shared_ptr<Dataset>> DatasetAccess::Open(std::shared_ptr<io::ObjectS
   }
   LANCE_ASSIGN_OR_RAISE(impl->file, ReadManifest(*impl->store, impl->location, table::FlagCheck::kRead));
   // Index bitmaps as pylance's load_indices gives them.
-  LANCE_RETURN_NOT_OK(table::ApplyFragReuseToBitmaps(*impl->store, &impl->file.indices));
+  LANCE_ASSIGN_OR_RAISE(impl->frag_reuse, table::ApplyFragReuseToBitmaps(*impl->store, &impl->file.indices));
   if (impl->file.manifest.version != impl->location.version) {
     return Status::Invalid("corrupt manifest ", impl->store->FullPath(impl->location.path),
                            ": it says version ", impl->file.manifest.version, " but its name says ",
@@ -166,7 +171,7 @@ Result<std::shared_ptr<Dataset>> DatasetAccess::FromCommit(const Dataset* from, 
   }
   impl->file = table::ManifestFile{std::move(committed.manifest), std::move(committed.indices),
                                    std::move(committed.transaction_bytes)};
-  LANCE_RETURN_NOT_OK(table::ApplyFragReuseToBitmaps(*impl->store, &impl->file.indices));
+  LANCE_ASSIGN_OR_RAISE(impl->frag_reuse, table::ApplyFragReuseToBitmaps(*impl->store, &impl->file.indices));
   impl->files = std::make_unique<table::FileLocator>(impl->store, impl->file.manifest);
   if (from) {
     // Data files never change: the new version reads them through the

@@ -7,6 +7,7 @@
 
 #include "lance/dataset.h"
 #include "lance/io/object_store.h"
+#include "lance/table/frag_reuse.h"
 #include "lance/table/manifest_file.h"
 #include "lance/table/manifest_location.h"
 #include "lance/txn/commit.h"
@@ -20,6 +21,8 @@ struct DatasetAccess {
   static const std::shared_ptr<io::ObjectStore>& RootStore(const Dataset& dataset);
   static const table::ManifestLocation& Location(const Dataset& dataset);
   static const table::ManifestFile& File(const Dataset& dataset);
+  /// The details of the version's fragment reuse index (null: it has none).
+  static const std::shared_ptr<const table::FragReuseDetails>& FragReuse(const Dataset& dataset);
   /// The bytes of a fragment's inline or external row id / version sequence.
   static Result<std::string> SequenceBytes(const Dataset& dataset, const SequenceRef& ref);
   /// Dataset::Open on an already opened store (the dataset root).

@@ -146,11 +146,11 @@ TEST_F(FragReuseTest, FragmentBitmapsAsTheReferenceReadsThem) {
   FragReuseDetails d;
   d.versions.push_back({3, {Group({{0, 5, {0}}, {1, 3, {1}}}, {{7, 2}})}});
   std::vector<uint32_t> ids = {0, 1, 5};
-  ASSERT_TRUE(table::RemapFragmentBitmap(d, &ids).ok());
+  table::RemapFragmentBitmap(d, &ids);
   EXPECT_EQ(ids, (std::vector<uint32_t>{5, 7}));
   // An index covering part of a group loses it and gains nothing.
   std::vector<uint32_t> split = {0, 5};
-  ASSERT_TRUE(table::RemapFragmentBitmap(d, &split).ok());
+  table::RemapFragmentBitmap(d, &split);
   EXPECT_EQ(split, (std::vector<uint32_t>{5}));
 }
 

@@ -291,9 +291,8 @@ Result<std::optional<IndexedFilter>> IndexedFilter::Plan(std::shared_ptr<const D
   out.root_ = std::move(root);
   // A deferred compaction remap left indices naming old row addresses (the
   // bitmaps read already name the new fragments).
-  if (const IndexMetadata* fri = table::FindFragReuseIndex(out.dataset_->indices())) {
-    LANCE_ASSIGN_OR_RAISE(auto details, table::LoadFragReuseDetails(*DatasetAccess::Store(*out.dataset_), *fri));
-    LANCE_ASSIGN_OR_RAISE(auto map, FragReuseMap::Make(details));
+  if (const auto& details = DatasetAccess::FragReuse(*out.dataset_)) {
+    LANCE_ASSIGN_OR_RAISE(auto map, FragReuseMap::Make(*details));
     if (!map.empty()) out.reuse_ = std::make_shared<FragReuseMap>(std::move(map));
   }
   // A fragment is answered by the indices only when every index used covers

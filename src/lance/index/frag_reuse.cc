@@ -67,10 +67,9 @@ std::vector<uint64_t> FragReuseMap::MapSorted(const std::vector<uint64_t>& addre
 }
 
 Result<bool> HoldsOldRowAddresses(const Dataset& dataset, const IndexMetadata& index) {
-  const IndexMetadata* fri = table::FindFragReuseIndex(dataset.indices());
-  if (fri == nullptr || index.name == table::kFragReuseIndexName) return false;
-  LANCE_ASSIGN_OR_RAISE(auto details, table::LoadFragReuseDetails(*DatasetAccess::Store(dataset), *fri));
-  for (const auto& v : details.versions) {
+  const auto& details = DatasetAccess::FragReuse(dataset);
+  if (!details || index.name == table::kFragReuseIndexName) return false;
+  for (const auto& v : details->versions) {
     if (index.dataset_version >= v.dataset_version) continue;
     if (!index.fragment_ids) return true;
     for (const auto& g : v.groups) {

@@ -12,10 +12,9 @@
 #include <random>
 #include <typeinfo>
 
-#include <arrow/io/file.h>
-
 #include <arrow/buffer.h>
 #include <arrow/filesystem/localfs.h>
+#include <arrow/io/file.h>
 #include <arrow/io/interfaces.h>
 
 namespace lance::io {

@@ -10,10 +10,10 @@
 
 #include "lance/dataset_internal.h"
 #include "lance/file_reader.h"
-#include "lance/table/frag_reuse.h"
 #include "lance/index/index_writer.h"
 #include "lance/index/scalar_index.h"
 #include "lance/ops/index_build_internal.h"
+#include "lance/table/frag_reuse.h"
 #include "lance/table/index_rows.h"
 #include "lance/txn/transaction_builder.h"
 #include "lance/util/clock.h"
@@ -234,9 +234,7 @@ Result<IndexMetadata> FragReuseIndexFor(const Dataset& dataset, const std::vecto
   const io::ObjectStore& store = *DatasetAccess::Store(dataset);
   const IndexMetadata* current = table::FindFragReuseIndex(dataset.indices());
   table::FragReuseDetails details;
-  if (current) {
-    LANCE_ASSIGN_OR_RAISE(details, table::LoadFragReuseDetails(store, *current));
-  }
+  if (const auto& kept = DatasetAccess::FragReuse(dataset)) details = *kept;
   // The fragments it covers, as pylance 14 records them: the current
   // entry's (as read) and the new ones; old fragments are not taken out.
   std::set<uint32_t> bitmap;

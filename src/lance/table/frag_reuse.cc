@@ -119,7 +119,7 @@ std::string FragReuseDetailsValue(const FragReuseDetails& details, std::string* 
   return out.SerializeAsString();
 }
 
-Status RemapFragmentBitmap(const FragReuseDetails& details, std::vector<uint32_t>* fragment_ids) {
+void RemapFragmentBitmap(const FragReuseDetails& details, std::vector<uint32_t>* fragment_ids) {
   std::set<uint32_t> bitmap(fragment_ids->begin(), fragment_ids->end());
   for (const auto& v : details.versions) {
     for (const auto& g : v.groups) {
@@ -133,19 +133,17 @@ Status RemapFragmentBitmap(const FragReuseDetails& details, std::vector<uint32_t
     }
   }
   fragment_ids->assign(bitmap.begin(), bitmap.end());
-  return Status::OK();
 }
 
-Status ApplyFragReuseToBitmaps(const io::ObjectStore& store, std::vector<IndexMetadata>* indices) {
+Result<std::shared_ptr<const FragReuseDetails>> ApplyFragReuseToBitmaps(const io::ObjectStore& store,
+                                                                        std::vector<IndexMetadata>* indices) {
   const IndexMetadata* fri = FindFragReuseIndex(*indices);
-  if (fri == nullptr) return Status::OK();
+  if (fri == nullptr) return std::shared_ptr<const FragReuseDetails>();
   LANCE_ASSIGN_OR_RAISE(auto details, LoadFragReuseDetails(store, *fri));
   for (auto& index : *indices) {
-    if (!index.fragment_ids) continue;
-    Status st = RemapFragmentBitmap(details, &*index.fragment_ids);
-    if (!st.ok()) return st.WithMessage("index '", index.name, "' (", index.UuidString(), "): ", st.message());
+    if (index.fragment_ids) RemapFragmentBitmap(details, &*index.fragment_ids);
   }
-  return Status::OK();
+  return std::make_shared<const FragReuseDetails>(std::move(details));
 }
 
 }  // namespace lance::table

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,10 +66,12 @@ std::string FragReuseDetailsValue(const FragReuseDetails& details, std::string* 
 /// An index's fragment bitmap as pylance 14 reads it under `details`: for
 /// each group, its old fragments swapped for its new ones; a bitmap with
 /// only some of them loses those and gains nothing.
-Status RemapFragmentBitmap(const FragReuseDetails& details, std::vector<uint32_t>* fragment_ids);
+void RemapFragmentBitmap(const FragReuseDetails& details, std::vector<uint32_t>* fragment_ids);
 
 /// Every bitmap of `indices` (the fragment reuse index's own too) remapped
-/// through the fragment reuse index among them, if any.
-Status ApplyFragReuseToBitmaps(const io::ObjectStore& store, std::vector<IndexMetadata>* indices);
+/// through the fragment reuse index among them, if any; its details, loaded
+/// for that (null without one), for the version's readers to keep.
+Result<std::shared_ptr<const FragReuseDetails>> ApplyFragReuseToBitmaps(const io::ObjectStore& store,
+                                                                        std::vector<IndexMetadata>* indices);
 
 }  // namespace lance::table

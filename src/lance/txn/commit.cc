@@ -88,7 +88,7 @@ Result<BaseVersion> LoadVersion(const io::ObjectStore& store, const table::Manif
                                                             table::FlagCheck::kReadWrite));
   // pylance commits on the indices as load_indices gives them: the bitmaps
   // remapped through a fragment reuse index.
-  LANCE_RETURN_NOT_OK(table::ApplyFragReuseToBitmaps(store, &file.indices));
+  LANCE_RETURN_NOT_OK(table::ApplyFragReuseToBitmaps(store, &file.indices).status());
   return BaseVersion{location, std::move(file)};
 }
 

@@ -16,8 +16,6 @@ namespace {
 
 using K = OperationKind;
 
-// The index name of the fragment reuse index (c4, c5).
-
 template <class... Ts>
 struct Overloaded : Ts... {
   using Ts::operator()...;
