@@ -266,18 +266,27 @@ def test_compact_lance_cpp_written(tmp_path, lance_cpp):
     assert_same_compaction(lance_cpp, ours, theirs, True)
 
 
+def vec_rows(start: int, n: int) -> pa.Table:
+    """rows() and a small float vector column, for a vector index."""
+    values = pa.array([float(x) for i in range(start, start + n) for x in (i, i % 3, 1, 0)], pa.float32())
+    return rows(start, n).append_column("vec", pa.FixedSizeListArray.from_arrays(values, 4))
+
+
 @pytest.mark.parametrize("stable", [False, True], ids=["addr", "stable"])
 def test_index_refusals(tmp_path, lance_cpp, stable):
     """A compacted fragment's rows move, and the indices over them are
     remapped (tests/interop/test_compaction_index_remap.py). One lance-cpp
-    cannot remap (a full-text index over row addresses) is refused, naming
-    the index, nothing written; over stable row ids its ids do not move and
-    it follows the rewrite, as pylance's. Fragments no index covers still
-    compact, and the indices answer as before."""
+    cannot remap (a vector index over row addresses) is refused, naming
+    the index, nothing written; over stable row ids a full-text index's ids
+    do not move and it follows the rewrite, as pylance's. Fragments no index
+    covers still compact, and the indices answer as before."""
     path = tmp_path / "idx.lance"
-    build(path, [30, 30, 30], stable=stable)
+    write_fragments(path, [30, 30, 30], vec_rows, data_storage_version="2.1", enable_stable_row_ids=stable)
     lance.dataset(path).create_scalar_index("id", "BTREE", name="id_idx")
-    lance.dataset(path).create_scalar_index("s", "INVERTED", name="s_fts")
+    if stable:
+        lance.dataset(path).create_scalar_index("s", "INVERTED", name="s_fts")
+    else:
+        lance.dataset(path).create_index("vec", "IVF_FLAT", name="vec_ivf", num_partitions=1)
     lance.dataset(path).delete("id % 5 = 2")
     files = sorted(p.name for p in (path / "data").iterdir())
     version = lance.dataset(path).version
@@ -292,19 +301,19 @@ def test_index_refusals(tmp_path, lance_cpp, stable):
         return
     proc = lance_cpp.run("compact", path)
     assert proc.returncode == 1
-    assert "s_fts" in proc.stderr and "Inverted" in proc.stderr and "remap" in proc.stderr, proc.stderr
+    assert "vec_ivf" in proc.stderr and "VectorIndexDetails" in proc.stderr and "remap" in proc.stderr, proc.stderr
     assert sorted(p.name for p in (path / "data").iterdir()) == files
     assert lance.dataset(path).version == version
     # The plan is pylance's; only its execution is refused.
     assert cpp_plan(lance_cpp, path) == pylance_plan(path, {}) == [[0, 1, 2]]
-    lance.dataset(path).drop_index("s_fts")
+    lance.dataset(path).drop_index("vec_ivf")
     start = 90
     for n in (20, 20):
-        lance.write_dataset(rows(start, n), path, mode="append", max_rows_per_file=n)
+        lance.write_dataset(vec_rows(start, n), path, mode="append", max_rows_per_file=n)
         start += n
     lance.dataset(path).create_scalar_index("s", "BITMAP", name="s_idx")  # covers 0-4
     for n in (20, 20):
-        lance.write_dataset(rows(start, n), path, mode="append", max_rows_per_file=n)
+        lance.write_dataset(vec_rows(start, n), path, mode="append", max_rows_per_file=n)
         start += n
     proc = lance_cpp.run("compact", path, "--exclude-fragments", "0,1,2,3,4")
     assert proc.returncode == 0, proc.stderr

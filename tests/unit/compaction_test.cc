@@ -13,6 +13,8 @@
 
 #include "lance/compaction.h"
 #include "lance/dataset.h"
+#include "lance/full_text.h"
+#include "lance/index_ops.h"
 #include "lance/operations.h"
 #include "lance/scanner.h"
 #include "lance/status.h"
@@ -369,6 +371,45 @@ TEST_F(CompactionTest, DeferredRemapWritesTheFragmentReuseIndex) {
   EXPECT_EQ(latest->indices()[0].name, "__lance_frag_reuse");
   EXPECT_EQ(latest->indices()[0].fragment_ids, std::vector<uint32_t>{static_cast<uint32_t>(latest->manifest().fragments[0].id)});
   EXPECT_EQ(*ScanBuilder(latest).CountRows(), 40);
+}
+
+// An INVERTED index over the compacted fragments is remapped: a new one
+// whose documents are the live rows at their new addresses (the deleted
+// rows' tokens gone), answering full-text queries through the index.
+TEST_F(CompactionTest, RemapsInvertedIndex) {
+  Build({20, 20});
+  InvertedIndexParams params;
+  params.with_position = true;
+  auto indexed = CreateIndexBuilder(Latest(), "s", "INVERTED").InvertedParams(params).Commit();
+  ASSERT_TRUE(indexed.ok()) << indexed.status().ToString();
+  const auto old_uuid = (*indexed)->indices().at(0).uuid;
+  Delete("id % 3 = 0");
+  auto done = CompactFiles(uri(), CompactionOptions{});
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  auto latest = Latest();
+  ASSERT_EQ(latest->manifest().fragments.size(), 1u);
+  const uint64_t fragment = latest->manifest().fragments[0].id;
+  ASSERT_EQ(latest->indices().size(), 1u);
+  EXPECT_NE(latest->indices()[0].uuid, old_uuid);
+  EXPECT_EQ(latest->indices()[0].fragment_ids, std::vector<uint32_t>{static_cast<uint32_t>(fragment)});
+  FullTextSearchOptions options;
+  options.projection = {"id"};
+  options.with_row_id = true;
+  auto hits = FullTextSearch(latest, FullTextQuery::Match("row3 row4 row38 row39", "s"), options);
+  ASSERT_TRUE(hits.ok()) << hits.status().ToString();
+  auto batch = *(*hits)->CombineChunksToBatch();
+  std::vector<std::pair<int64_t, uint64_t>> got;
+  for (int64_t i = 0; i < batch->num_rows(); ++i) {
+    got.emplace_back(std::static_pointer_cast<arrow::Int64Array>(batch->GetColumnByName("id"))->Value(i),
+                     std::static_pointer_cast<arrow::UInt64Array>(batch->GetColumnByName("_rowid"))->Value(i));
+  }
+  std::sort(got.begin(), got.end());
+  // Live rows before id 4: 1 and 2; before 38: 25 (0..37 less 13 multiples of 3).
+  const std::vector<std::pair<int64_t, uint64_t>> want = {{4, (fragment << 32) | 2}, {38, (fragment << 32) | 25}};
+  EXPECT_EQ(got, want);
+  auto phrase = FullTextSearch(latest, FullTextQuery::Phrase("row38", "s"), options);
+  ASSERT_TRUE(phrase.ok()) << phrase.status().ToString();
+  EXPECT_EQ((*phrase)->num_rows(), 1);
 }
 
 // The manifest a Rewrite builds: new fragments in the old ones' place,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 #include <unordered_map>
 
@@ -303,7 +304,21 @@ struct InvertedIndexWriter::Impl {
   // the next.
   Status Flush() {
     if (row_ids.empty()) return Status::OK();
-    const uint64_t id = next_partition++;
+    return WritePartition(next_partition++);
+  }
+
+  // A remap of old partition `p` (pylance's InnerBuilder::remap): the
+  // documents `map` keeps, in their order, and the tokens they have, in
+  // the order of their old ids; written under the old id even when
+  // emptied, as pylance writes it.
+  Status RemapPartition(const InvertedIndex& index, size_t p, const RowIdMap& map) {
+    LANCE_RETURN_NOT_OK(Flush());
+    LANCE_RETURN_NOT_OK(MergeOld(index, p, map));  // into an empty partition: never split
+    return WritePartition(index.partition_id(p));
+  }
+
+  // Writes the partition being built as part_<id>_* and starts the next.
+  Status WritePartition(uint64_t id) {
     const std::string prefix = "part_" + std::to_string(id) + "_";
     const bool with_position = params.with_position;
     const uint64_t num_docs = row_ids.size();
@@ -459,6 +474,10 @@ Status InvertedIndexWriter::MergeOld(const InvertedIndex& index, size_t partitio
   return impl_->MergeOld(index, partition, map);
 }
 
+Status InvertedIndexWriter::RemapPartition(const InvertedIndex& index, size_t partition, const RowIdMap& map) {
+  return impl_->RemapPartition(index, partition, map);
+}
+
 Status InvertedIndexWriter::EndPartition() { return impl_->Flush(); }
 
 Status InvertedIndexWriter::Add(const arrow::RecordBatch& batch) {
@@ -533,6 +552,26 @@ Result<std::vector<IndexFile>> InvertedIndexWriter::Finish() {
   std::vector<IndexFile> files = m.files;
   files.push_back(meta_file);
   return files;
+}
+
+Result<std::vector<IndexFile>> WriteRemappedInvertedIndex(const Dataset& dataset, const io::ObjectStore& store,
+                                                          const std::string& dir, const IndexMetadata& index,
+                                                          const RowIdMap& map, const std::string& file_version) {
+  LANCE_ASSIGN_OR_RAISE(auto params, ReadInvertedParams(dataset, index));
+  LANCE_ASSIGN_OR_RAISE(auto old, InvertedIndex::Open(dataset, index));
+  if (!old->deleted_fragments().empty()) {
+    // pylance carries them into the remapped metadata.lance; lance-cpp's
+    // writer records none.
+    return Status::NotImplemented(InvertedIndexName(index),
+                                  ": records deleted fragments, which lance-cpp does not carry through a remap");
+  }
+  // No memory limit: a remapped partition stays one partition.
+  LANCE_ASSIGN_OR_RAISE(auto writer, InvertedIndexWriter::Make(store, dir, std::move(params), file_version,
+                                                               std::numeric_limits<uint64_t>::max()));
+  for (size_t p = 0; p < old->num_partitions(); ++p) {
+    LANCE_RETURN_NOT_OK(writer->RemapPartition(*old, p, map));
+  }
+  return writer->Finish();
 }
 
 Result<InvertedIndexParams> ReadInvertedParams(const Dataset& dataset, const IndexMetadata& index) {

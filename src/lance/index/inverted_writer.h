@@ -42,6 +42,13 @@
 // and merges them in the order they arrive; lance-cpp merges them by id
 // (the same files when there is one).
 //
+// compaction (pylance's InvertedIndexBuilder::remap, InnerBuilder::remap):
+// each old partition is rewritten alone under its id, its documents that
+// stay in order with their new row addresses, the tokens they still have in
+// the order of their ids, the scores recomputed; an emptied partition is
+// still written (no documents, no tokens). pylance remaps the partitions in
+// the order it loads them (in parallel); lance-cpp in metadata.lance's.
+//
 // Memory: one partition is held in memory (its tokens, every posting and
 // position, the documents). When its estimate passes the limit the
 // partition is written and the next documents go to a new one, as
@@ -96,6 +103,11 @@ class InvertedIndexWriter {
   /// non-empty one the new tokens are added in key order. The partition is
   /// written first when it would pass the memory limit with them.
   Status MergeOld(const InvertedIndex& index, size_t partition, const RowIdMap& map);
+  /// Writes the partition being built, if any, then partition `partition`
+  /// of old segment `index` with the documents `map` keeps (their row ids
+  /// mapped) as one partition under the old partition's id, even when none
+  /// is kept, as pylance's remap (InnerBuilder::remap) writes it.
+  Status RemapPartition(const InvertedIndex& index, size_t partition, const RowIdMap& map);
   /// Writes the partition being built, if it has documents: what follows
   /// starts a new one (pylance writes the merged old documents and the new
   /// rows as separate partitions).
@@ -126,6 +138,17 @@ Result<std::vector<IndexFile>> WriteMergedInvertedIndex(const Dataset& dataset, 
                                                         const InvertedIndexParams& params, const RowIdMap& map,
                                                         arrow::RecordBatchReader* rows,
                                                         const std::string& file_version);
+
+/// compaction (pylance's InvertedIndexBuilder::remap): the files of a copy
+/// of `index` in `dir` whose documents have the row ids `map` gives, those
+/// it drops left out. Each partition stays one partition under its id
+/// (written even when emptied), its documents in their order, the tokens
+/// no kept document has dropped and the others in the order of their ids,
+/// BM25 scores recomputed over the kept documents. Refused unless `index`
+/// is index_version 2, and when it records deleted fragments.
+Result<std::vector<IndexFile>> WriteRemappedInvertedIndex(const Dataset& dataset, const io::ObjectStore& store,
+                                                          const std::string& dir, const IndexMetadata& index,
+                                                          const RowIdMap& map, const std::string& file_version);
 
 /// The tokenizer parameters in `index`'s metadata.lance
 /// (InvertedIndex::ReadParams); refused unless `index` is index_version 2,

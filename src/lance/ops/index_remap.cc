@@ -11,6 +11,7 @@
 #include "lance/dataset_internal.h"
 #include "lance/file_reader.h"
 #include "lance/index/index_writer.h"
+#include "lance/index/inverted_writer.h"
 #include "lance/index/scalar_index.h"
 #include "lance/ops/index_build_internal.h"
 #include "lance/table/frag_reuse.h"
@@ -73,6 +74,10 @@ class AddressMap {
 
 enum class Action { kNone, kRemap };
 
+bool IsInverted(const IndexMetadata& index) {
+  return index.index_details_type_url.ends_with(".InvertedIndexDetails");
+}
+
 // What a rewrite of fragments does to `index`: nothing (its rows did not
 // move, or pylance leaves it), or a remap of the types lance-cpp remaps;
 // anything else is refused.
@@ -83,15 +88,23 @@ Result<Action> ActionFor(const Dataset& dataset, const IndexMetadata& index) {
   if (rows == table::IndexRows::kRowIds && stable) return Action::kNone;
   const auto* type = index::FindScalarIndexType(index.index_details_type_url);
   const std::string name = type ? std::string(type->name) : index.index_details_type_url;
+  if (IsInverted(index) && index.index_version.value_or(-1) != 2) {
+    // The one layout lance-cpp writes (pylance 14's); older ones refused
+    // before anything is written.
+    const std::string version = index.index_version ? std::to_string(*index.index_version) : "(none)";
+    return Status::NotImplemented("index '", index.name, "' (", index.UuidString(), ") of type Inverted, ",
+                                  "index_version ", version, ", covers the fragments and would have to be remapped, ",
+                                  "which lance-cpp cannot do for that version (2, as pylance 14 writes, it can)");
+  }
   if (rows != table::IndexRows::kUnknown &&
-      (name == "BTree" || name == "Bitmap" || name == "LabelList" || name == "NGram")) {
+      (name == "BTree" || name == "Bitmap" || name == "LabelList" || name == "NGram" || IsInverted(index))) {
     return Action::kRemap;
   }
   return Status::NotImplemented("index '", index.name, "' (", index.UuidString(), ") of type ",
                                 name.empty() ? "(unknown)" : name,
                                 " covers the fragments and would have to be remapped, which lance-cpp cannot do for ",
-                                "that type yet (BTREE, BITMAP, LABEL_LIST and NGRAM are; exclude the fragments it ",
-                                "covers, or drop the index)");
+                                "that type yet (BTREE, BITMAP, LABEL_LIST, NGRAM and INVERTED are; exclude the ",
+                                "fragments it covers, or drop the index)");
 }
 
 // page_data.lance of a BTREE in ranges, its ids mapped, the gone rows out.
@@ -137,8 +150,9 @@ class RemappedBTreeRows : public arrow::RecordBatchReader {
 Result<std::vector<IndexFile>> RemapFiles(const Dataset& dataset, const IndexMetadata& index, const AddressMap& map,
                                           const std::string& dir, const std::string& file_version) {
   const io::ObjectStore& store = *DatasetAccess::Store(dataset);
-  const std::string name = index::FindScalarIndexType(index.index_details_type_url)->name.data();
   const index::RowIdMap row_map = [&](uint64_t id) { return map(id); };
+  if (IsInverted(index)) return index::WriteRemappedInvertedIndex(dataset, store, dir, index, row_map, file_version);
+  const std::string name = index::FindScalarIndexType(index.index_details_type_url)->name.data();
   if (name == "BTree") {
     LANCE_ASSIGN_OR_RAISE(auto file, OpenFile(dataset, index, "page_data.lance"));
     LANCE_ASSIGN_OR_RAISE(auto schema, file->ArrowSchema());
