@@ -23,7 +23,7 @@ constexpr const char* kUsage =
     "  count URI [--version V] [--filter PRED]\n"
     "  take-blobs URI COLUMN (--indices I,J,... | --row-ids R,... | --addresses A,...) [--out FILE]\n"
     "       blob values as bytes (large_binary), as pylance's take_blobs\n"
-    "  write URI --input FILE [--mode create|append|overwrite] [--data-storage-version 2.0|2.1|2.2]\n"
+    "  write URI --input FILE [--mode create|append|overwrite] [--data-storage-version legacy|2.0|2.1|2.2]\n"
     "       [--enable-stable-row-ids] [--enable-v2-manifest-paths | --disable-v2-manifest-paths]\n"
     "       [--max-rows-per-file N] [--max-bytes-per-file N] [--quiet]   FILE: Arrow IPC file/stream, Parquet, CSV\n"
     "  delete URI PRED [--quiet]            delete the rows where PRED holds\n"

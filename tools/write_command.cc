@@ -39,7 +39,7 @@ std::vector<std::string> SplitList(const std::string& s) {
 int RunWrite(const std::vector<std::string>& argv) {
   constexpr const char* kUsage =
       "lance-cpp write URI --input FILE [--mode create|append|overwrite] "
-      "[--data-storage-version 2.0|2.1|2.2] [--enable-stable-row-ids] [--enable-v2-manifest-paths] "
+      "[--data-storage-version legacy|2.0|2.1|2.2] [--enable-stable-row-ids] [--enable-v2-manifest-paths] "
       "[--allow-external-blob-outside-bases] "
       "[--disable-v2-manifest-paths] [--max-rows-per-file N] [--max-bytes-per-file N] [--max-retries N] "
       "[--disable-transaction-file] [--auto-cleanup-interval N --auto-cleanup-older-than SECONDS] "
@@ -72,8 +72,8 @@ int RunWrite(const std::vector<std::string>& argv) {
   }
   if (args.Has("--data-storage-version")) {
     const std::string v = args.Get("--data-storage-version");
-    if (v != "2.0" && v != "2.1" && v != "2.2" && v != "stable") {
-      return ReportUsage("--data-storage-version must be 2.0, 2.1 or 2.2, not '" + v + "'", kUsage);
+    if (v != "legacy" && v != "0.1" && v != "2.0" && v != "2.1" && v != "2.2" && v != "stable") {
+      return ReportUsage("--data-storage-version must be legacy, 2.0, 2.1 or 2.2, not '" + v + "'", kUsage);
     }
     params.data_storage_version = v;
   }

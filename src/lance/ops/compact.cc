@@ -89,7 +89,13 @@ Result<CompactionOptions> Validated(const CompactionOptions& in, const Dataset& 
     // it and the commit sets bit 256, as pylance 14.
     std::string want = *o.data_storage_version;
     if (want == "stable") want = "2.2";  // pylance 14's stable version (as `write --data-storage-version`)
-    if (want != "2.0" && want != "2.1" && want != "2.2") {
+    if (want == "legacy") want = "0.1";
+    if (want != version && (want == "0.1" || version == "0.1")) {
+      return Status::NotImplemented("compaction option data_storage_version=", *o.data_storage_version,
+                                    ": dataset ", dataset.uri(), " is of version ", version,
+                                    ", and v1 (0.1) and v2 files cannot be mixed");
+    }
+    if (want != "0.1" && want != "2.0" && want != "2.1" && want != "2.2") {
       return Status::NotImplemented("compaction option data_storage_version=", *o.data_storage_version,
                                     ": lance-cpp writes 2.0, 2.1 and 2.2 files");
     }
@@ -99,9 +105,9 @@ Result<CompactionOptions> Validated(const CompactionOptions& in, const Dataset& 
     }
     o.data_storage_version = want;
   }
-  if (version != "2.0" && version != "2.1" && version != "2.2") {
+  if (version != "0.1" && version != "2.0" && version != "2.1" && version != "2.2") {
     return Status::NotImplemented("cannot compact dataset ", dataset.uri(), " of data storage version ", version,
-                                  ": lance-cpp writes 2.0, 2.1 and 2.2 files");
+                                  ": lance-cpp writes 0.1 (legacy), 2.0, 2.1 and 2.2 files");
   }
   return o;
 }

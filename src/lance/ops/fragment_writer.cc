@@ -19,6 +19,11 @@ constexpr const char* kDataSuffix = ".lance";
 // column numbers: every field in 2.0, only leaves from 2.1 on (structs there
 // are not columns of their own), a blob v2 column counting as one leaf.
 void SetFileFields(const Schema& schema, const std::string& storage_version, DataFile* file) {
+  // Legacy files address pages by field id: every field, no column indices.
+  if (storage_version == "0.1" || storage_version == "legacy") {
+    for (const auto& f : schema.FieldsPreOrder()) file->fields.push_back(f.id);
+    return;
+  }
   const bool every_field = storage_version == "2.0";
   int32_t column = 0;
   std::vector<int32_t> blob_v2_ids;  // their children have no columns of their own
@@ -69,10 +74,14 @@ FragmentWriter::FragmentWriter(const io::ObjectStore& store, Schema schema, Frag
 
 FragmentWriter::~FragmentWriter() = default;
 
+bool FragmentWriter::legacy() const {
+  return options_.storage_version == "0.1" || options_.storage_version == "legacy";
+}
+
 Status FragmentWriter::Write(std::shared_ptr<arrow::RecordBatch> batch) {
   if (options_.max_rows_per_file == 0) return Status::Invalid("max_rows_per_file must be at least 1");
   while (batch->num_rows() > 0) {
-    if (!writer_) LANCE_RETURN_NOT_OK(OpenFile());
+    if (!writer_ && !legacy_writer_) LANCE_RETURN_NOT_OK(OpenFile());
     // At most one row group at a time, so the byte limit is checked often.
     const uint64_t file_rows = RowsOfOpenFile();
     const uint64_t room = std::min(file_rows - rows_, std::max<uint64_t>(options_.max_rows_per_group, 1));
@@ -82,7 +91,11 @@ Status FragmentWriter::Write(std::shared_ptr<arrow::RecordBatch> batch) {
     if (sidecars_) {
       LANCE_ASSIGN_OR_RAISE(encoded, sidecars_->Spill(part));
     }
-    LANCE_RETURN_NOT_OK(writer_->Write(*encoded));
+    if (legacy_writer_) {
+      LANCE_RETURN_NOT_OK(legacy_writer_->Write(encoded));
+    } else {
+      LANCE_RETURN_NOT_OK(writer_->Write(*encoded));
+    }
     rows_ += static_cast<uint64_t>(take);
     total_rows_ += static_cast<uint64_t>(take);
     if (options_.on_progress) options_.on_progress(total_rows_);
@@ -107,12 +120,13 @@ uint64_t FragmentWriter::RowsOfOpenFile() const {
 }
 
 Result<std::vector<Fragment>> FragmentWriter::Finish() {
-  if (writer_) LANCE_RETURN_NOT_OK(FinishFile());
+  if (writer_ || legacy_writer_) LANCE_RETURN_NOT_OK(FinishFile());
   return fragments_;
 }
 
 void FragmentWriter::RemoveFiles() {
   writer_.reset();
+  legacy_writer_.reset();
   if (sidecars_) {
     (void)sidecars_->Finish();
     for (const auto& path : sidecars_->created()) sidecar_files_.emplace_back(file_store_, path);
@@ -124,9 +138,9 @@ void FragmentWriter::RemoveFiles() {
 
 Status FragmentWriter::OpenFile() {
   const std::string& version = options_.storage_version;
-  if (version != "2.0" && version != "2.1" && version != "2.2") {
+  if (!legacy() && version != "2.0" && version != "2.1" && version != "2.2") {
     return Status::NotImplemented("cannot write data files of data storage version '", version,
-                                  "': lance-cpp writes 2.0, 2.1 and 2.2");
+                                  "': lance-cpp writes 0.1 (legacy), 2.0, 2.1 and 2.2");
   }
   name_ = NewDataFileName();
   file_store_ = &store_;
@@ -141,6 +155,13 @@ Status FragmentWriter::OpenFile() {
   const std::string path = file_dir_.empty() ? name_ : file_dir_ + "/" + name_;
   created_.emplace_back(file_store_, path);
   LANCE_ASSIGN_OR_RAISE(auto out, file_store_->OpenOutputStream(path));
+  if (legacy()) {
+    LANCE_ASSIGN_OR_RAISE(legacy_writer_, file::legacy::LegacyFileWriter::Open(std::move(out), name_, schema_,
+                                                                              options_.max_rows_per_group));
+    rows_ = 0;
+    bytes_ = 0;
+    return Status::OK();
+  }
   LANCE_ASSIGN_OR_RAISE(writer_, FileWriter::Open(std::move(out), name_, schema_, options_.file_options));
   // Blob v2 values too large to stay inline go to .blob files beside it.
   if (std::any_of(schema_.fields.begin(), schema_.fields.end(), file::IsBlobV2Field)) {
@@ -160,12 +181,19 @@ Status FragmentWriter::FinishFile() {
     for (const auto& path : sidecars_->created()) sidecar_files_.emplace_back(file_store_, path);
     sidecars_.reset();
   }
-  LANCE_ASSIGN_OR_RAISE(uint64_t rows, writer_->Finish());
+  uint64_t rows = 0;
   DataFile file;
+  if (legacy_writer_) {
+    LANCE_ASSIGN_OR_RAISE(rows, legacy_writer_->Finish());
+    std::tie(file.file_major_version, file.file_minor_version) = file::legacy::LegacyFileWriter::kVersionPair;
+    legacy_writer_.reset();
+  } else {
+    LANCE_ASSIGN_OR_RAISE(rows, writer_->Finish());
+    std::tie(file.file_major_version, file.file_minor_version) = writer_->version_pair();
+  }
   file.path = name_;
   file.base_id = file_base_id_;
   SetFileFields(schema_, options_.storage_version, &file);
-  std::tie(file.file_major_version, file.file_minor_version) = writer_->version_pair();
   // A 2.0 file's footer says 0.3; the manifest records 2.0, as pylance 14 does.
   if (file.file_major_version == 0 && file.file_minor_version == 3) {
     file.file_major_version = 2;

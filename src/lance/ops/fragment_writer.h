@@ -16,6 +16,7 @@
 
 #include <arrow/record_batch.h>
 
+#include "lance/file/legacy/legacy_writer.h"
 #include "lance/file_writer.h"
 #include "lance/fragment.h"
 #include "lance/io/object_store.h"
@@ -38,7 +39,7 @@ struct WriteTarget {
 /// WriteParams' (pylance's), which is also what pylance's update and
 /// merge-insert use.
 struct FragmentWriterOptions {
-  /// "2.0", "2.1" or "2.2"; anything else is refused.
+  /// "0.1" (legacy), "2.0", "2.1" or "2.2"; anything else is refused.
   std::string storage_version;
   /// Encoding options of every file; their version is storage_version.
   FileWriterOptions file_options;
@@ -95,7 +96,11 @@ class FragmentWriter {
   const io::ObjectStore& store_;
   Schema schema_;
   FragmentWriterOptions options_;
+  bool legacy() const;
+
+  // The open data file's writer: legacy (0.1) files have their own.
   std::unique_ptr<FileWriter> writer_;
+  std::unique_ptr<file::legacy::LegacyFileWriter> legacy_writer_;
   std::unique_ptr<BlobV2Sidecars> sidecars_;  // of the open data file
   using StoredFile = std::pair<const io::ObjectStore*, std::string>;
   std::vector<StoredFile> sidecar_files_;      // of the finished ones

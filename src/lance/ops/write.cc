@@ -23,6 +23,7 @@ namespace {
 
 std::string NormalizeStorageVersion(const std::string& v) {
   if (v == "stable") return "2.2";
+  if (v == "legacy") return "0.1";
   if (v == "2.0" || v == "2.1" || v == "2.2") return v;
   return v;  // refused below with the value in the message
 }
@@ -183,7 +184,7 @@ Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store
       // bit 256 and the dataset keeps its own version, as pylance 14.
       file_version = NormalizeStorageVersion(*params.data_storage_version);
       if (file_version != storage_version) {
-        if (storage_version != "2.0" && storage_version != "2.1" && storage_version != "2.2") {
+        if (storage_version == "0.1" || file_version == "0.1") {
           return Status::Invalid("cannot append data files of version ", file_version, " to ", uri,
                                  " of data storage version ", storage_version,
                                  ": v1 and v2 storage versions cannot be mixed");
@@ -210,9 +211,9 @@ Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store
     LANCE_ASSIGN_OR_RAISE(schema, Schema::FromArrow(*target, 0));
   }
   if (file_version.empty()) file_version = storage_version;
-  if (file_version != "2.0" && file_version != "2.1" && file_version != "2.2") {
+  if (file_version != "0.1" && file_version != "2.0" && file_version != "2.1" && file_version != "2.2") {
     return Status::Invalid("cannot write data storage version '", file_version, "' to ", uri,
-                           ": lance-cpp writes 2.0, 2.1 and 2.2");
+                           ": lance-cpp writes 0.1 (legacy), 2.0, 2.1 and 2.2");
   }
 
   if (file_version == "2.2") {
