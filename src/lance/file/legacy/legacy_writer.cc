@@ -120,6 +120,7 @@ Status WritePlainValues(Sink* sink, const arrow::ArrayData& data, int64_t offset
   return sink->Write(data.buffers[1]->data() + (data.offset + offset) * width, length * width);
 }
 
+// The offsets of a string, binary or list array, its own offset applied.
 template <typename Offset>
 const Offset* Offsets(const arrow::ArrayData& data) {
   return data.GetValues<Offset>(1);
@@ -178,7 +179,7 @@ class GroupWriter {
       LANCE_RETURN_NOT_OK(sink_->WriteValue<int64_t>(zero));
       return SetPage(field, zero, 0);
     }
-    const Offset* off = Offsets<Offset>(data) + data.offset;
+    const Offset* off = Offsets<Offset>(data);
     const int64_t values_at = sink_->position();
     if (data.buffers[2] != nullptr) {
       LANCE_RETURN_NOT_OK(sink_->Write(data.buffers[2]->data() + off[0], static_cast<int64_t>(off[n] - off[0])));
@@ -200,7 +201,7 @@ class GroupWriter {
       LANCE_RETURN_NOT_OK(sink_->WriteValue<Offset>(0));
       return SetPage(field, at, 1);
     }
-    const Offset* off = Offsets<Offset>(data) + data.offset;
+    const Offset* off = Offsets<Offset>(data);
     std::vector<Offset> positions(static_cast<size_t>(n + 1));
     for (int64_t i = 0; i <= n; ++i) positions[i] = off[i] - off[0];
     const int64_t at = sink_->position();
