@@ -109,11 +109,12 @@ Status WritePlainValues(Sink* sink, const arrow::ArrayData& data, int64_t offset
     return WritePlainValues(sink, child, child.offset + (data.offset + offset) * size, length * size);
   }
   if (type.id() == arrow::Type::BOOL) {
+    // Bits past the last value are zero, as in the reference's copy.
     const int64_t bytes = arrow::bit_util::BytesForBits(length);
-    const int64_t bit = data.offset + offset;
-    if (bit % 8 == 0) return sink->Write(data.buffers[1]->data() + bit / 8, bytes);
     std::vector<uint8_t> packed(static_cast<size_t>(bytes), 0);
-    arrow::internal::CopyBitmap(data.buffers[1]->data(), bit, length, packed.data(), 0);
+    if (length > 0) {
+      arrow::internal::CopyBitmap(data.buffers[1]->data(), data.offset + offset, length, packed.data(), 0);
+    }
     return sink->Write(packed.data(), bytes);
   }
   const int64_t width = ByteWidth(type);
