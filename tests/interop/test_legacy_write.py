@@ -2,9 +2,9 @@
 for each group of types, lance-cpp's data files are byte-identical to
 pylance's for the same input, the manifests agree (DataFile records, and
 `inspect --json` against pylance's view), and each side reads the other's
-dataset. Appends both ways, and lance-cpp's update, merge-insert and
-compaction on legacy datasets, read back by pylance and compared with the
-same operation done by pylance.
+dataset. Appends both ways, and lance-cpp's update, merge-insert,
+compaction, add-columns and cast on legacy datasets, read back by pylance and
+compared with the same operation done by pylance.
 
 Legacy files store no validity: both sides read a null int as 0, a null
 string as null only where the field is nullable, and so on; the tables are
@@ -230,6 +230,17 @@ def test_cpp_compaction_on_legacy_read_by_pylance(tmp_path, lance_cpp):
         lance.dataset(str(uri)).delete("id = 3 OR id = 30")
     lance_cpp.run_ok("compact", ours)
     lance.dataset(str(theirs)).optimize.compact_files()
+    _check_same(lance_cpp, tmp_path, ours, theirs)
+
+
+def test_cpp_add_and_cast_columns_on_legacy_read_by_pylance(tmp_path, lance_cpp):
+    """New columns (add-columns, a cast) go to new legacy data files."""
+    ours, theirs = _pylance_base(tmp_path)
+    lance_cpp.run_ok("add-columns", ours, "z=id * 2")
+    lance.dataset(str(theirs)).add_columns({"z": "id * 2"})
+    _check_same(lance_cpp, tmp_path, ours, theirs)
+    lance_cpp.run_ok("alter-column", ours, "z", "--cast", "int32")
+    lance.dataset(str(theirs)).alter_columns({"path": "z", "data_type": pa.int32()})
     _check_same(lance_cpp, tmp_path, ours, theirs)
 
 
