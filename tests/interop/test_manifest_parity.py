@@ -8,8 +8,8 @@ version's manifest (with its inline transaction and index section), its
 `_transactions/` file, the new data files byte for byte, the new deletion
 files' rows, the files each side added, and both tables as pylance reads them.
 The protobufs are decoded by protoc against proto/lance (manifest_wire.py),
-not by lance-cpp's parser. Every data storage version lance-cpp writes, with
-stable row ids on and off.
+not by lance-cpp's parser. Every v2 data storage version lance-cpp writes, with
+stable row ids on and off; legacy (0.1) for the operations that write data files.
 
 Only what must differ is normalized; each rule in `normalize` says why.
 """
@@ -34,6 +34,10 @@ if wire.protoc() is None:  # the build needs protoc too; say so instead of faili
     pytest.skip("protoc not found (it is a build dependency)", allow_module_level=True)
 
 VERSIONS = ["2.0", "2.1", "2.2"]
+# Legacy (0.1) datasets: the operations that write data files, without stable
+# row ids (with them, a filtered update's row ids follow pylance's per-fragment
+# legacy scan in their segments: the known difference the README names).
+LEGACY_OPERATIONS = ["create", "append", "overwrite", "delete-rows", "update-where", "merge-insert"]
 INDEXED_VERSIONS = ["2.2"]  # the index section does not depend on the storage version
 ROWS_PER_FILE = 10
 BASE_ROWS = 30  # three fragments: 0..9, 10..19, 20..29 (then 30..34 appended)
@@ -62,8 +66,8 @@ def bases(tmp_path_factory) -> dict:
     file in fragment 2 (id 25)."""
     root = tmp_path_factory.mktemp("parity-bases")
     out = {}
-    for v in VERSIONS:
-        for stable in (False, True):
+    for v in VERSIONS + ["legacy"]:
+        for stable in (False, True) if v != "legacy" else (False,):
             uri = root / f"base-{v}-{int(stable)}.lance"
             lance.write_dataset(rows(list(range(BASE_ROWS)), "n"), str(uri), data_storage_version=v,
                                 enable_stable_row_ids=stable, max_rows_per_file=ROWS_PER_FILE)
@@ -391,7 +395,8 @@ CASES = [pytest.param(op, v, stable, indexed,
                       marks=[pytest.mark.xfail(strict=True, reason=XFAIL[(op, v, stable, indexed)])]
                       if (op, v, stable, indexed) in XFAIL else [])
          for op in OPERATIONS for v in VERSIONS for stable in (False, True)
-         for indexed in ((False, True) if v in INDEXED_VERSIONS and op != "create" else (False,))]
+         for indexed in ((False, True) if v in INDEXED_VERSIONS and op != "create" else (False,))] + \
+        [pytest.param(op, "legacy", False, False, id=f"{op}-legacy-plain") for op in LEGACY_OPERATIONS]
 
 
 @pytest.mark.parametrize("op,version,stable,indexed", CASES)
