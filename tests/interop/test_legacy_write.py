@@ -72,7 +72,33 @@ def _groups() -> dict[str, pa.Table]:
             "d32": pa.array([datetime.date(2020, 1, 1) + datetime.timedelta(days=i) for i in range(N)]),
             "d64": pa.array([i * 86_400_000 for i in range(N)], pa.date64()),
             "dec": pa.array([decimal.Decimal(i - 100) / 100 for i in range(N)], pa.decimal128(10, 2)),
+            "t32": pa.array(list(range(N)), pa.time32("s")),
+            "t64": pa.array([i * 1000 for i in range(N)], pa.time64("ns")),
+            "dur": pa.array(list(range(N)), pa.duration("ms")),
+            "d256": pa.array([decimal.Decimal(i) for i in range(N)], pa.decimal256(40, 0)),
         }),
+        # Statistics of all-null columns: the type's bounds.
+        "all_null": pa.table({"z": pa.array([None] * N, pa.null()),
+                              "f16": pa.array([None] * N, pa.float16()),
+                              "i": pa.array([None] * N, pa.int64()),
+                              "f": pa.array([None] * N, pa.float32()),
+                              "dec": pa.array([None] * N, pa.decimal128(5, 1))}),
+        "nested": pa.table({
+            "lol": pa.array([[[i], [i, i]] if i % 3 else [] for i in range(N)], pa.list_(pa.list_(pa.int64()))),
+            "los": pa.array([[{"a": i, "b": "x"}] * (i % 3) for i in range(N)],
+                            pa.list_(pa.struct([("a", pa.int32()), ("b", pa.string())]))),
+            "swl": pa.array([{"l": [i % 100] * (i % 2), "f": [1.0, 2.0]} for i in range(N)],
+                            pa.struct([("l", pa.list_(pa.int8())), ("f", pa.list_(pa.float64(), 2))])),
+        }),
+        # Non-nullable fields (their statistics bounds are nullable all the
+        # same) and schema metadata.
+        "non_nullable": pa.table({"nn": pa.array(range(N), pa.int32()), "ns": pa.array([str(i) for i in range(N)])},
+                                 schema=pa.schema([pa.field("nn", pa.int32(), nullable=False),
+                                                   pa.field("ns", pa.string(), nullable=False)],
+                                                  metadata={"k": "v"})),
+        # Truncated string bounds; a maximum that cannot be incremented is null.
+        "unicode": pa.table({"u": pa.array(["日本語" * 30 + str(i) for i in range(N)]),
+                             "z": pa.array(["\U0010ffff" * 20] * N)}),
     }
 
 

@@ -362,6 +362,7 @@ Status AppendBoolStats(const arrow::ArrayData& data, StatsColumn* col) {
 }
 
 bool ValidUtf8(const std::string& s) {
+  arrow::util::InitializeUTF8();  // the validator's tables; idempotent
   return arrow::util::ValidateUTF8(reinterpret_cast<const uint8_t*>(s.data()), static_cast<int64_t>(s.size()));
 }
 
@@ -637,9 +638,10 @@ class LegacyFileWriter::Impl {
       LANCE_RETURN_NOT_OK(col.null_count.Finish(&null_count));
       LANCE_ASSIGN_OR_RAISE(min, FinishStats(col.min.get(), col.type));
       LANCE_ASSIGN_OR_RAISE(max, FinishStats(col.max.get(), col.type));
+      // The bounds are nullable whatever the field is (pylance 14 writes so).
       arrow::FieldVector children = {arrow::field("null_count", arrow::int64(), false),
-                                     arrow::field("min_value", col.type, col.field->nullable),
-                                     arrow::field("max_value", col.type, col.field->nullable)};
+                                     arrow::field("min_value", col.type, true),
+                                     arrow::field("max_value", col.type, true)};
       LANCE_ASSIGN_OR_RAISE(auto st, arrow::StructArray::Make({null_count, min, max}, children));
       fields.push_back(arrow::field(std::to_string(id), st->type(), false));
       columns.push_back(st);
