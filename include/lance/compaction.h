@@ -71,9 +71,10 @@ struct CompactionOptions {
   /// that is no candidate. Unknown ids are ignored.
   std::vector<uint64_t> excluded_fragment_ids;
   /// The data file version of the new files (2.0, 2.1, 2.2 or stable):
-  /// unset = the dataset's. Another than the dataset's sets the mixed
-  /// data-file-versions feature bit (256) for good, as pylance 14; the
-  /// dataset's own version does not change.
+  /// unset = the dataset's (legacy datasets: legacy files). Another v2
+  /// version than the dataset's sets the mixed data-file-versions feature
+  /// bit (256) for good, as pylance 14; the dataset's own version does not
+  /// change. Legacy and v2 files are never mixed (refused).
   std::optional<std::string> data_storage_version;
   /// Stage "compacting", in rows written; empty = no reports.
   ProgressCallback progress;

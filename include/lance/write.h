@@ -36,9 +36,10 @@ struct WriteParams {
   uint64_t max_rows_per_file = 1024 * 1024;
   uint64_t max_rows_per_group = 1024;
   uint64_t max_bytes_per_file = 90ull * 1024 * 1024 * 1024;
-  /// "2.0", "2.1", "2.2"/"stable"; unset = the existing dataset's, else 2.2.
-  /// An append at another version than the dataset's writes its files at it
-  /// and sets the mixed data-file-versions feature bit (256), as pylance 14.
+  /// "legacy"/"0.1", "2.0", "2.1", "2.2"/"stable"; unset = the existing
+  /// dataset's, else 2.2. An append at another v2 version than the dataset's
+  /// writes its files at it and sets the mixed data-file-versions feature bit
+  /// (256), as pylance 14; legacy and v2 files are never mixed (refused).
   std::optional<std::string> data_storage_version;
   /// Only when creating (or overwriting); an existing dataset keeps its own.
   bool enable_stable_row_ids = false;
