@@ -41,8 +41,13 @@ demo: deps $(BUILD)/build.ninja
 unit: build
 	cd $(BUILD) && { ctest --output-on-failure -j $(JOBS); rc=$$?; bash $(CURDIR)/scripts/unit_summary.sh .; exit $$rc; }
 
+# The interop tests run on every core (pytest-xdist), a test file per worker
+# at a time so module fixtures are built once; PYTEST_JOBS=0 runs them in one process.
+PYTEST_JOBS ?= $(JOBS)
+PYTEST_PAR := $(if $(filter 0 1,$(PYTEST_JOBS)),,-n $(PYTEST_JOBS) --dist loadfile)
+
 interop: build
-	LANCE_CPP_BIN=$(CURDIR)/$(BUILD)/bin/lance-cpp $(PY) -m pytest -q tests/interop
+	LANCE_CPP_BIN=$(CURDIR)/$(BUILD)/bin/lance-cpp $(PY) -m pytest -q $(PYTEST_PAR) tests/interop
 
 test: unit interop
 
@@ -53,7 +58,7 @@ test-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && { ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 ctest --output-on-failure -j $(JOBS); rc=$$?; bash $(CURDIR)/scripts/unit_summary.sh .; exit $$rc; }
 	ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 LANCE_CPP_BIN=$(CURDIR)/$(ASAN_BUILD)/bin/lance-cpp \
-	  $(PY) -m pytest -q tests/interop
+	  $(PY) -m pytest -q $(PYTEST_PAR) tests/interop
 
 bench: build
 	$(PY) bench/run.py $(BENCH_ARGS)
