@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <tuple>
 
 #include "lance/compaction.h"
 #include "lance/dataset.h"
@@ -410,6 +411,62 @@ TEST_F(CompactionTest, RemapsInvertedIndex) {
   auto phrase = FullTextSearch(latest, FullTextQuery::Phrase("row38", "s"), options);
   ASSERT_TRUE(phrase.ok()) << phrase.status().ToString();
   EXPECT_EQ((*phrase)->num_rows(), 1);
+}
+
+// A deferred remap leaves the INVERTED index as it was: full-text search
+// maps its documents' old addresses through the fragment reuse index (the
+// rows deleted before the compaction gone) and scores with the index's own
+// statistics, those rows still counted, as pylance 14 does.
+TEST_F(CompactionTest, DeferredRemapInvertedIndexAnswersThroughTheFragmentReuseIndex) {
+  Build({20, 20});
+  InvertedIndexParams params;
+  params.with_position = true;
+  auto indexed = CreateIndexBuilder(Latest(), "s", "INVERTED").InvertedParams(params).Commit();
+  ASSERT_TRUE(indexed.ok()) << indexed.status().ToString();
+  const auto old_uuid = (*indexed)->indices().at(0).uuid;
+  Delete("id % 3 = 0");
+  FullTextSearchOptions options;
+  options.projection = {"id"};
+  options.with_row_id = true;
+  // (id, _rowid, _score) sorted by id.
+  auto search = [&](const FullTextQuery& query) {
+    auto hits = FullTextSearch(Latest(), query, options);
+    EXPECT_TRUE(hits.ok()) << hits.status().ToString();
+    std::vector<std::tuple<int64_t, uint64_t, float>> out;
+    if (!hits.ok()) return out;
+    auto batch = *(*hits)->CombineChunksToBatch();
+    auto id = std::static_pointer_cast<arrow::Int64Array>(batch->GetColumnByName("id"));
+    auto row = std::static_pointer_cast<arrow::UInt64Array>(batch->GetColumnByName("_rowid"));
+    auto score = std::static_pointer_cast<arrow::FloatArray>(batch->GetColumnByName("_score"));
+    for (int64_t i = 0; i < batch->num_rows(); ++i) out.emplace_back(id->Value(i), row->Value(i), score->Value(i));
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const auto match = FullTextQuery::Match("row3 row4 row38 row39", "s");
+  const auto before = search(match);
+  CompactionOptions compact;
+  compact.defer_index_remap = true;
+  auto done = CompactFiles(uri(), compact);
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  auto latest = Latest();
+  ASSERT_EQ(latest->manifest().fragments.size(), 1u);
+  const uint64_t fragment = latest->manifest().fragments[0].id;
+  // The INVERTED index untouched, beside __lance_frag_reuse.
+  ASSERT_EQ(latest->indices().size(), 2u);
+  EXPECT_TRUE(std::any_of(latest->indices().begin(), latest->indices().end(),
+                          [&](const IndexMetadata& m) { return m.uuid == old_uuid; }));
+  const auto after = search(match);
+  // Live rows before id 4: 1 and 2; before 38: 25 (0..37 less 13 multiples of 3).
+  ASSERT_EQ(after.size(), 2u);
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_EQ(std::get<1>(after[0]), (fragment << 32) | 2);
+  EXPECT_EQ(std::get<1>(after[1]), (fragment << 32) | 25);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(std::get<0>(after[i]), std::get<0>(before[i]));
+    EXPECT_EQ(std::get<2>(after[i]), std::get<2>(before[i]));  // the same statistics
+  }
+  EXPECT_EQ(search(FullTextQuery::Phrase("row38", "s")).size(), 1u);
+  EXPECT_TRUE(search(FullTextQuery::Phrase("row39", "s")).empty());  // deleted before the compaction
 }
 
 // The manifest a Rewrite builds: new fragments in the old ones' place,

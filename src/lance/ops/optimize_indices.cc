@@ -11,6 +11,7 @@
 #include "lance/dataset_internal.h"
 #include "lance/file_reader.h"
 #include "lance/index/bloom_filter.h"
+#include "lance/index/frag_reuse.h"
 #include "lance/index/index_writer.h"
 #include "lance/index/inverted_writer.h"
 #include "lance/index/scalar_index.h"
@@ -48,13 +49,23 @@ struct OldRowFilter {
   bool by_id = false;
   std::set<uint64_t> fragments;
   std::vector<uint64_t> live_ids;  // sorted
+  // Row addresses from before a deferred compaction remap are mapped to
+  // today's first (INVERTED only; null: none to map).
+  std::shared_ptr<const index::FragReuseMap> reuse;
   bool Keep(uint64_t id) const {
     if (by_id) return std::binary_search(live_ids.begin(), live_ids.end(), id);
     return fragments.count(id >> 32) > 0;
   }
-  /// The kept ids as themselves, the others gone.
+  /// The kept ids as they are now, the others gone.
   index::RowIdMap AsMap() const {
-    return [this](uint64_t id) { return Keep(id) ? std::optional<uint64_t>(id) : std::nullopt; };
+    return [this](uint64_t id) -> std::optional<uint64_t> {
+      if (reuse) {
+        auto to = (*reuse)(id);
+        if (!to) return std::nullopt;
+        id = *to;
+      }
+      return Keep(id) ? std::optional<uint64_t>(id) : std::nullopt;
+    };
   }
 };
 
@@ -304,6 +315,24 @@ Result<std::shared_ptr<const Dataset>> OptimizeIndicesBuilder::Commit() {
       OldRowFilter filter;
       if (merge) {
         LANCE_ASSIGN_OR_RAISE(filter, MakeFilter(ds, effective, !ids_are_addresses));
+        // Segments from before a compaction with defer_index_remap name the
+        // rows' old addresses: INVERTED documents are mapped (those the
+        // compaction dropped go, as pylance 14 merges them); the other
+        // kinds' old rows are not mapped by lance-cpp.
+        for (const auto* s : selected) {
+          LANCE_ASSIGN_OR_RAISE(bool old_rows, index::HoldsOldRowAddresses(ds, *s));
+          if (!old_rows) continue;
+          if (kind != Kind::kInverted) {
+            return Status::NotImplemented("optimize-indices: index '", name, "' (", s->UuidString(),
+                                          ") predates a compaction recorded in the fragment reuse index (",
+                                          table::kFragReuseIndexName, "); lance-cpp maps the old rows of ",
+                                          "INVERTED indices only (optimize it with pylance)");
+          }
+          const auto& details = DatasetAccess::FragReuse(ds);
+          LANCE_ASSIGN_OR_RAISE(auto map, index::FragReuseMap::Make(*details));
+          filter.reuse = std::make_shared<const index::FragReuseMap>(std::move(map));
+          break;
+        }
       }
       std::vector<IndexFile> files;
       switch (kind) {

@@ -13,7 +13,10 @@
 //   or with a prefilter those passing it). A query token repeated at another
 //   place counts again, one at the same place (n-grams) once. A prefilter
 //   selects rows before ranking; a postfilter (pylance's default) drops rows
-//   from the best `limit`.
+//   from the best `limit`. After a compaction with defer_index_remap an
+//   index still names the old row addresses: they are mapped through the
+//   fragment reuse index (rows deleted before the compaction dropped), its
+//   statistics left as they are (pylance 14; test_fts_deferred_remap.py).
 // The search is exhaustive: every posting of every query token is scored,
 // which gives the ranking block-max WAND gives (WAND only skips documents
 // that cannot enter the top k).
@@ -29,6 +32,7 @@
 
 #include <arrow/api.h>
 
+#include "lance/dataset_internal.h"
 #include "lance/full_text.h"
 #include "lance/index/frag_reuse.h"
 #include "lance/index/inverted.h"
@@ -195,9 +199,15 @@ struct ColumnSearch {
   std::string column;
   std::vector<std::shared_ptr<const index::InvertedIndex>> segments;
   std::set<uint32_t> covered;  // fragment ids
+  // Each segment's, from this version's manifest: a cached segment keeps
+  // the bitmap of the version it was first opened in.
+  std::vector<std::set<uint32_t>> segment_covered;
   Stats index_stats;
   Stats flat_stats;  // index + uncovered rows
   std::vector<FlatDoc> flat_docs;
+  // After a compaction with defer_index_remap: the rows' addresses now, from
+  // the old ones the segments name (null without a fragment reuse index).
+  std::shared_ptr<const index::FragReuseMap> reuse;
 };
 
 Result<ColumnSearch> OpenColumn(const std::shared_ptr<const Dataset>& dataset, const std::string& column) {
@@ -206,18 +216,26 @@ Result<ColumnSearch> OpenColumn(const std::shared_ptr<const Dataset>& dataset, c
   const Schema& schema = dataset->manifest().schema;
   for (const auto& m : dataset->indices()) {
     if (!IsInverted(m) || m.fields.size() != 1 || schema.FieldPath(m.fields[0]) != column) continue;
-    // Its documents' row addresses from before a deferred compaction remap
-    // would need mapping (and its statistics with them): not done here yet.
-    LANCE_ASSIGN_OR_RAISE(bool old_rows, index::HoldsOldRowAddresses(*dataset, m));
-    if (old_rows) {
-      return Status::NotImplemented("full-text search: INVERTED index '", m.name, "' of ", dataset->uri(),
-                                    " predates a compaction recorded in the fragment reuse index (",
-                                    table::kFragReuseIndexName, "); lance-cpp does not map its rows yet ",
-                                    "(optimize or re-create the index with pylance)");
+    if (index::RewrittenPastFragReuse(*dataset, m)) {
+      return Status::NotImplemented(
+          "full-text search: INVERTED index '", m.name, "' of ", dataset->uri(), " predates a compaction recorded in ",
+          "the fragment reuse index (", table::kFragReuseIndexName, ") and a later compaction without ",
+          "defer_index_remap moved its fragments but not its row addresses (pylance 14 then finds none of ",
+          "those rows); re-create the index");
     }
     LANCE_ASSIGN_OR_RAISE(auto index, index::InvertedIndex::OpenCached(*dataset, m));
-    if (m.fragment_ids) cs.covered.insert(m.fragment_ids->begin(), m.fragment_ids->end());
+    auto& covered = cs.segment_covered.emplace_back();
+    if (m.fragment_ids) covered.insert(m.fragment_ids->begin(), m.fragment_ids->end());
+    cs.covered.insert(covered.begin(), covered.end());
     cs.segments.push_back(std::move(index));
+  }
+  // As pylance 14, every segment's rows go through the map (addresses no
+  // compaction moved map to themselves) and the statistics stay the
+  // index's: documents a compaction dropped (deleted before it) still count
+  // in N, the average length and the token counts.
+  if (const auto& details = DatasetAccess::FragReuse(*dataset); details && !dataset->manifest().UsesStableRowIds()) {
+    LANCE_ASSIGN_OR_RAISE(auto map, index::FragReuseMap::Make(*details));
+    if (!map.empty()) cs.reuse = std::make_shared<const index::FragReuseMap>(std::move(map));
   }
   if (cs.segments.empty()) {
     return Status::Invalid("full-text search: column '", column, "' of ", dataset->uri(),
@@ -462,9 +480,8 @@ Result<std::vector<Hit>> SearchLeaf(const std::shared_ptr<const Dataset>& datase
     std::vector<uint32_t> touched;
     for (size_t s = 0; s < cs.segments.size(); ++s) {
       const auto& seg = cs.segments[s];
-      std::set<uint32_t> covered;
+      const std::set<uint32_t>& covered = cs.segment_covered[s];
       const std::set<uint32_t> deleted(seg->deleted_fragments().begin(), seg->deleted_fragments().end());
-      if (seg->metadata().fragment_ids) covered.insert(seg->metadata().fragment_ids->begin(), seg->metadata().fragment_ids->end());
       for (size_t p = 0; p < seg->num_partitions() && limit > 0; ++p) {
         const PartitionTerms& pt = fuzzy ? part_terms[s][p] : exact;
         const size_t n = pt.tokens.size();
@@ -510,12 +527,17 @@ Result<std::vector<Hit>> SearchLeaf(const std::shared_ptr<const Dataset>& datase
         }
         Status failed;
         for (uint32_t d : touched) {
-          const Hit h{score[d] * query.boost, seg->RowId(p, d)};
+          const float doc_score = score[d] * query.boost;
           const bool held = !need_all || (by_term ? terms_hit[d] == all_terms : matched[d] == n);
           score[d] = 0.0f;  // the scratch left clean for the next partition
           matched[d] = 0;
           if (by_term) terms_hit[d] = 0;
-          if (!held || !failed.ok() || !would_enter(h)) continue;
+          if (!held || !failed.ok()) continue;
+          std::optional<uint64_t> row = seg->RowId(p, d);
+          if (cs.reuse) row = (*cs.reuse)(*row);
+          if (!row) continue;  // deleted before a deferred compaction dropped it
+          const Hit h{doc_score, *row};
+          if (!would_enter(h)) continue;
           // A row the index holds answers only from where the index saw it:
           // a stable row id an update moved to a fragment the index does not
           // cover is that fragment's row now (searched unindexed).
