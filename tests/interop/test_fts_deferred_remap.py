@@ -12,7 +12,7 @@ text's). An optimize-indices afterwards merges the mapped documents only
 (the dropped ones leave the statistics then). A compaction without
 defer_index_remap after a deferred one moves the index's fragment bitmap
 but not its old addresses, and pylance then finds none of those rows:
-lance-cpp refuses that index rather than answer.
+lance-cpp refuses a query matching one of them rather than answer.
 
 Steps: pylance builds the indices (with and without positions), deletes
 (inside a fragment and a run in the middle of the partition), a deferred
@@ -162,3 +162,19 @@ def test_compacted_fragment_deleted_whole(lance_cpp, tmp_path):
     assert len(lance.dataset(uri).get_fragments()) == 1
     query, qj = _queries(False)["match"]
     assert_same_hits(ours(lance_cpp, uri, "--fts-query-json", json.dumps(qj)), theirs(uri, query), "deleted whole")
+
+
+def test_optimized_then_compacted_without_deferral(lance_cpp, tmp_path):
+    # Optimized first, the index holds the new addresses (its dataset
+    # version stays the old one): pylance's later compaction without
+    # defer_index_remap remaps it, and lance-cpp answers as pylance.
+    uri = _make(tmp_path / "ds")
+    lance.dataset(uri).optimize.compact_files(target_rows_per_fragment=100, defer_index_remap=True)
+    lance.write_dataset(_rows(300, 40, 61), uri, mode="append")
+    lance.dataset(uri).optimize.optimize_indices()
+    lance.dataset(uri).delete("id % 13 = 0")
+    lance.dataset(uri).optimize.compact_files(target_rows_per_fragment=1000, materialize_deletions_threshold=0.01)
+    query, qj = _queries(False)["match"]
+    want = theirs(uri, query)
+    assert [r for r, _ in want if r < 300]
+    assert_same_hits(ours(lance_cpp, uri, "--fts-query-json", json.dumps(qj)), want, "optimized, then compacted")

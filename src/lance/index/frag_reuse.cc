@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <set>
 
 #include "lance/dataset_internal.h"
 #include "lance/index/scalar_index.h"
@@ -82,32 +81,6 @@ Result<bool> HoldsOldRowAddresses(const Dataset& dataset, const IndexMetadata& i
     }
   }
   return false;
-}
-
-bool RewrittenPastFragReuse(const Dataset& dataset, const IndexMetadata& index) {
-  const auto& details = DatasetAccess::FragReuse(dataset);
-  if (!details || index.name == table::kFragReuseIndexName || !index.fragment_ids) return false;
-  std::set<uint64_t> made, consumed, live;
-  bool predates = false;
-  for (const auto& v : details->versions) {
-    predates = predates || index.dataset_version < v.dataset_version;
-    for (const auto& g : v.groups) {
-      for (const auto& f : g.old_fragments) consumed.insert(f.id);
-      for (const auto& f : g.new_fragments) made.insert(f.id);
-    }
-  }
-  if (!predates || made.empty()) return false;
-  for (const auto& f : dataset.manifest().fragments) live.insert(f.id);
-  // A fragment all of whose rows were deleted is gone too, but stays in the
-  // bitmap; a rewritten one was swapped out of it.
-  const auto& covered = *index.fragment_ids;
-  const bool image_gone = std::any_of(made.begin(), made.end(), [&](uint64_t f) {
-    return !consumed.count(f) && !live.count(f) &&
-           !std::binary_search(covered.begin(), covered.end(), static_cast<uint32_t>(f));
-  });
-  if (!image_gone) return false;
-  return std::any_of(covered.begin(), covered.end(),
-                     [&](uint32_t f) { return live.count(f) && f > *made.rbegin(); });
 }
 
 }  // namespace lance::index

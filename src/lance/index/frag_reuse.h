@@ -39,13 +39,4 @@ class FragReuseMap {
 /// addresses must be mapped (FragReuseMap) before they are used.
 Result<bool> HoldsOldRowAddresses(const Dataset& dataset, const IndexMetadata& index);
 
-/// Whether `index`, written before a compaction the fragment reuse index
-/// records, had its fragment bitmap moved by a later compaction without
-/// defer_index_remap: a fragment that compaction produced is gone and out
-/// of the bitmap (not deleted whole: those stay in it) while the bitmap
-/// names a live fragment made after it. pylance 14 leaves the old
-/// addresses as they are then, so the rows they map to are lost (its
-/// full-text search no longer finds them); lance-cpp refuses such an index.
-bool RewrittenPastFragReuse(const Dataset& dataset, const IndexMetadata& index);
-
 }  // namespace lance::index

@@ -208,6 +208,7 @@ struct ColumnSearch {
   // After a compaction with defer_index_remap: the rows' addresses now, from
   // the old ones the segments name (null without a fragment reuse index).
   std::shared_ptr<const index::FragReuseMap> reuse;
+  std::set<uint32_t> live;  // fragment ids, with `reuse`
 };
 
 Result<ColumnSearch> OpenColumn(const std::shared_ptr<const Dataset>& dataset, const std::string& column) {
@@ -216,13 +217,6 @@ Result<ColumnSearch> OpenColumn(const std::shared_ptr<const Dataset>& dataset, c
   const Schema& schema = dataset->manifest().schema;
   for (const auto& m : dataset->indices()) {
     if (!IsInverted(m) || m.fields.size() != 1 || schema.FieldPath(m.fields[0]) != column) continue;
-    if (index::RewrittenPastFragReuse(*dataset, m)) {
-      return Status::NotImplemented(
-          "full-text search: INVERTED index '", m.name, "' of ", dataset->uri(), " predates a compaction recorded in ",
-          "the fragment reuse index (", table::kFragReuseIndexName, ") and a later compaction without ",
-          "defer_index_remap moved its fragments but not its row addresses (pylance 14 then finds none of ",
-          "those rows); re-create the index");
-    }
     LANCE_ASSIGN_OR_RAISE(auto index, index::InvertedIndex::OpenCached(*dataset, m));
     auto& covered = cs.segment_covered.emplace_back();
     if (m.fragment_ids) covered.insert(m.fragment_ids->begin(), m.fragment_ids->end());
@@ -236,6 +230,7 @@ Result<ColumnSearch> OpenColumn(const std::shared_ptr<const Dataset>& dataset, c
   if (const auto& details = DatasetAccess::FragReuse(*dataset); details && !dataset->manifest().UsesStableRowIds()) {
     LANCE_ASSIGN_OR_RAISE(auto map, index::FragReuseMap::Make(*details));
     if (!map.empty()) cs.reuse = std::make_shared<const index::FragReuseMap>(std::move(map));
+    for (const auto& f : dataset->manifest().fragments) cs.live.insert(static_cast<uint32_t>(f.id));
   }
   if (cs.segments.empty()) {
     return Status::Invalid("full-text search: column '", column, "' of ", dataset->uri(),
@@ -533,9 +528,24 @@ Result<std::vector<Hit>> SearchLeaf(const std::shared_ptr<const Dataset>& datase
           matched[d] = 0;
           if (by_term) terms_hit[d] = 0;
           if (!held || !failed.ok()) continue;
-          std::optional<uint64_t> row = seg->RowId(p, d);
-          if (cs.reuse) row = (*cs.reuse)(*row);
+          const uint64_t old_row = seg->RowId(p, d);
+          const std::optional<uint64_t> row = cs.reuse ? (*cs.reuse)(old_row) : old_row;
           if (!row) continue;  // deleted before a deferred compaction dropped it
+          if (*row != old_row) {
+            const auto to = static_cast<uint32_t>(*row >> 32);
+            // Mapped into a fragment that is gone yet out of the bitmap (one
+            // deleted whole stays in it): a later compaction without
+            // defer_index_remap rewrote it and moved the bitmap but not the
+            // index's old addresses. pylance 14 loses such rows silently.
+            if (!cs.live.count(to) && !covered.count(to)) {
+              failed = Status::NotImplemented(
+                  "full-text search: INVERTED index '", seg->metadata().name, "' on '", cs.column,
+                  "' predates a compaction recorded in the fragment reuse index (", table::kFragReuseIndexName,
+                  ") and a later compaction without defer_index_remap moved its fragments but not its row ",
+                  "addresses (pylance 14 then finds none of those rows); re-create the index");
+              continue;
+            }
+          }
           const Hit h{doc_score, *row};
           if (!would_enter(h)) continue;
           // A row the index holds answers only from where the index saw it:
