@@ -12,7 +12,11 @@ text's). An optimize-indices afterwards merges the mapped documents only
 (the dropped ones leave the statistics then). A compaction without
 defer_index_remap after a deferred one moves the index's fragment bitmap
 but not its old addresses, and pylance then finds none of those rows:
-lance-cpp refuses a query matching one of them rather than answer.
+lance-cpp refuses a query matching one of them rather than answer. An
+index of the legacy layout (pylance 0.27) is another matter: past a
+deferred compaction with deletions pylance 14 counts only the kept
+documents in N but all in the token counts, and fails (negative weights)
+or misses live rows; lance-cpp refuses it.
 
 Steps: pylance builds the indices (with and without positions), deletes
 (inside a fragment and a run in the middle of the partition), a deferred
@@ -31,6 +35,7 @@ import pytest
 import lance
 from lance.query import BooleanQuery, MultiMatchQuery, Occur
 
+from conftest import FIXTURES_MISSING, FIXTURES_ROOT
 from test_fts_queries import m, mm, ours, ph, theirs
 from test_fts_search import assert_same_hits, random_texts
 
@@ -178,3 +183,19 @@ def test_optimized_then_compacted_without_deferral(lance_cpp, tmp_path):
     want = theirs(uri, query)
     assert [r for r, _ in want if r < 300]
     assert_same_hits(ours(lance_cpp, uri, "--fts-query-json", json.dumps(qj)), want, "optimized, then compacted")
+
+
+@pytest.mark.skipif(not FIXTURES_ROOT.exists(), reason=FIXTURES_MISSING)
+def test_legacy_layout_refused(lance_cpp, tmp_path):
+    uri = tmp_path / "legacy"
+    shutil.copytree(FIXTURES_ROOT / "0.27.0" / "legacy_fts_index", uri)
+    lance_cpp.run_ok("delete", uri, "text = 'frodo was a happy puppy'")
+    lance_cpp.run_ok("compact", uri, "--defer-index-remap", "--materialize-deletions-threshold", "0.01")
+    # pylance 14: N = 2 kept documents, "frodo" in 3: a negative weight.
+    with pytest.raises(Exception, match="must be finite"):
+        lance.dataset(uri).to_table(full_text_query="frodo")
+    assert "frodo was a puppy with a tail" in lance.dataset(uri).to_table()["text"].to_pylist()
+    assert lance.dataset(uri).to_table(full_text_query="tail").num_rows == 0, "a live row missed"
+    for q in ["frodo", "tail"]:
+        proc = lance_cpp.run("search", uri, "--full-text", q)
+        assert proc.returncode != 0 and "legacy layout" in proc.stderr, proc.stderr

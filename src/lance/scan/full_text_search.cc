@@ -217,6 +217,18 @@ Result<ColumnSearch> OpenColumn(const std::shared_ptr<const Dataset>& dataset, c
   const Schema& schema = dataset->manifest().schema;
   for (const auto& m : dataset->indices()) {
     if (!IsInverted(m) || m.fields.size() != 1 || schema.FieldPath(m.fields[0]) != column) continue;
+    if (!m.index_version) {
+      // The legacy layout (pylance 0.27): past a deferred compaction pylance
+      // 14 counts the documents it keeps in N but the dropped ones in the
+      // token counts, and fails (negative weights) or misses live rows.
+      LANCE_ASSIGN_OR_RAISE(bool old_rows, index::HoldsOldRowAddresses(*dataset, m));
+      if (old_rows) {
+        return Status::NotImplemented("full-text search: INVERTED index '", m.name, "' of ", dataset->uri(),
+                                      " has the legacy layout and predates a compaction recorded in the fragment ",
+                                      "reuse index (", table::kFragReuseIndexName, "); pylance 14 cannot search ",
+                                      "it either (re-create the index)");
+      }
+    }
     LANCE_ASSIGN_OR_RAISE(auto index, index::InvertedIndex::OpenCached(*dataset, m));
     auto& covered = cs.segment_covered.emplace_back();
     if (m.fragment_ids) covered.insert(m.fragment_ids->begin(), m.fragment_ids->end());
