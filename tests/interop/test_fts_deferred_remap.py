@@ -36,7 +36,7 @@ import lance
 from lance.query import BooleanQuery, MultiMatchQuery, Occur
 
 from conftest import FIXTURES_MISSING, FIXTURES_ROOT
-from test_fts_queries import m, mm, ours, ph, theirs
+from test_fts_queries import boost, m, mm, ours, ph, theirs
 from test_fts_search import assert_same_hits, random_texts
 
 pytestmark = pytest.mark.filterwarnings("ignore:The 'list_indices' method is deprecated:DeprecationWarning")
@@ -81,6 +81,7 @@ def _queries(full: bool) -> dict:
     if full:
         out["multi"] = mm("data lake zebra", ["text", "ptext"], boosts=[1.5, 0.5])
         out["fuzzy"] = m("quik dgo", "text", fuzziness=1)
+        out["boost"] = boost(m("search index", "text"), m("fast", "text"), 0.4)
     return out
 
 
