@@ -286,3 +286,17 @@ def test_unwritable_legacy_types_are_refused(tmp_path, lance_cpp):
                          "--mode", "append", "--data-storage-version", "2.1", "--quiet")
     assert_clean_failure(proc, "cannot be mixed")
     assert lance.dataset(str(ours)).version == 1
+
+
+def test_commits_to_legacy_dictionary_datasets_are_refused(tmp_path, lance_cpp):
+    """A legacy dataset's dictionary values live in its manifest file, which
+    lance-cpp does not rewrite: its commits there are refused (pylance would
+    read other bytes as the dictionary), and pylance reads the dataset as before."""
+    uri = tmp_path / "dict.lance"
+    lance.write_dataset(pa.table({"id": pa.array([1, 2, 3]), "d": pa.array(["a", "b", "a"]).dictionary_encode()}),
+                        str(uri), data_storage_version="legacy")
+    proc = lance_cpp.run("delete", uri, "id = 2")
+    assert_clean_failure(proc, "'d'", "dictionary")
+    ds = lance.dataset(str(uri))
+    assert ds.version == 1
+    assert ds.to_table().column("d").to_pylist() == ["a", "b", "a"]

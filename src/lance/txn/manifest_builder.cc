@@ -679,6 +679,16 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
     m.data_storage_version =
         options.data_storage_version.empty() ? kDefaultDataStorageVersion : options.data_storage_version;
   }
+  // A legacy dataset keeps its dictionaries' values in the manifest file, at
+  // the offsets its fields record. lance-cpp does not carry the values into a
+  // new manifest yet: pylance would read other bytes as the dictionary.
+  for (const auto& f : m.schema.FieldsPreOrder()) {
+    if (f.dictionary_length.value_or(0) > 0) {  // v2 manifests record none (or an empty one)
+      return Status::NotImplemented("committing to a legacy (0.1) dataset with dictionary column '",
+                                    m.schema.FieldPath(f.id), "' is not implemented in lance-cpp: ",
+                                    "its dictionary values live in the manifest, which lance-cpp does not rewrite");
+    }
+  }
   LANCE_ASSIGN_OR_RAISE(auto flags, table::ComputeFeatureFlags(m, out.indices,
                                                                derived_from ? &derived_from->manifest : nullptr,
                                                                stable_row_ids,
