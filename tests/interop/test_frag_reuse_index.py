@@ -110,13 +110,15 @@ def test_refused_where_pylance_refuses_or_lance_cpp_cannot(tmp_path):
         lance.dataset(uri).optimize.compact_files(defer_index_remap=True)
     proc = _run("compact", uri, "--defer-index-remap")
     assert proc.returncode != 0 and "stable row ids" in proc.stderr, proc.stderr
-    # A remapping compaction after a deferred one would have to map the
-    # indices through the fragment reuse index first: refused, nothing written.
+    # A remapping compaction after a deferred one over a BTREE still on the
+    # old addresses: pylance 14 loses those rows, lance-cpp refuses
+    # (test_frag_reuse_followups.py), nothing written.
     uri = tmp_path / "after"
     _make(uri, "2.1")
     lance.dataset(uri).optimize.compact_files(target_rows_per_fragment=1500, defer_index_remap=True)
     lance.write_dataset(_table(2, 3000, 300), uri, mode="append", max_rows_per_file=100)
+    lance.dataset(uri).delete("id % 7 = 1")
     v = lance.dataset(uri).version
-    proc = _run("compact", uri)
-    assert proc.returncode != 0 and "fragment reuse index" in proc.stderr, proc.stderr
+    proc = _run("compact", uri, "--materialize-deletions-threshold", "0.01")
+    assert proc.returncode != 0 and "fragment reuse index" in proc.stderr and "'i_idx'" in proc.stderr, proc.stderr
     assert lance.dataset(uri).version == v

@@ -137,18 +137,22 @@ def test_refused_where_pylance_loses_rows(lance_cpp, tmp_path):
     lance.dataset(uri).create_scalar_index("id", "BTREE")
     lance.dataset(uri).optimize.compact_files(target_rows_per_fragment=100, defer_index_remap=True)
     lance.write_dataset(_rows(300, 40, 61), uri, mode="append")
-    # lance-cpp merges only INVERTED documents through the fragment reuse
-    # index; the BTREE's old rows are refused, nothing written.
-    v = lance.dataset(uri).version
-    proc = lance_cpp.run("optimize-indices", uri, "--index", "id_idx")
-    assert proc.returncode != 0 and "fragment reuse index" in proc.stderr, proc.stderr
-    assert lance.dataset(uri).version == v
+    # The BTREE's old rows are merged through the fragment reuse index (as
+    # pylance; test_frag_reuse_followups.py), the INVERTED ones stay old.
+    lance_cpp.run_ok("optimize-indices", uri, "--index", "id_idx")
 
     # A compaction without defer_index_remap after the deferred one: pylance
     # moves the INVERTED index's bitmap to the new fragment but leaves its
     # old row addresses, which the fragment reuse index maps to a fragment
-    # that is gone, so it finds no row of them. lance-cpp refuses.
+    # that is gone, so it finds no row of them. lance-cpp refuses to compact
+    # so, naming the index, and to search after pylance did.
     lance.dataset(uri).delete("id % 13 = 0")
+    v = lance.dataset(uri).version
+    proc = lance_cpp.run("compact", uri, "--target-rows-per-fragment", "1000", "--materialize-deletions-threshold",
+                         "0.01")
+    assert proc.returncode != 0 and "index 'text_idx'" in proc.stderr and "fragment reuse index" in proc.stderr, \
+        proc.stderr
+    assert lance.dataset(uri).version == v
     lance.dataset(uri).optimize.compact_files(target_rows_per_fragment=1000, materialize_deletions_threshold=0.01)
     ds = lance.dataset(uri)
     indexed = [r for r, t in zip(*ds.to_table(columns=["id", "text"]).to_pydict().values())

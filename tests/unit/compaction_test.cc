@@ -469,6 +469,48 @@ TEST_F(CompactionTest, DeferredRemapInvertedIndexAnswersThroughTheFragmentReuseI
   EXPECT_TRUE(search(FullTextQuery::Phrase("row39", "s")).empty());  // deleted before the compaction
 }
 
+// After a deferred remap a compaction without it refuses a BTREE still on
+// the old row addresses (pylance 14 would lose those rows); optimize-indices
+// merges them through the fragment reuse index, and then it compacts, the
+// filters answering as a full scan.
+TEST_F(CompactionTest, CompactionAfterDeferredRemapNeedsTheBTreeCaughtUp) {
+  Build({20, 20});
+  auto indexed = CreateIndexBuilder(Latest(), "id", "BTREE").Commit();
+  ASSERT_TRUE(indexed.ok()) << indexed.status().ToString();
+  Delete("id % 3 = 0");
+  CompactionOptions deferred;
+  deferred.defer_index_remap = true;
+  ASSERT_TRUE(CompactFiles(uri(), deferred).ok());
+  WriteParams append;
+  append.mode = WriteMode::kAppend;
+  append.data_storage_version = "2.1";
+  ASSERT_TRUE(WriteDataset(Rows(40, 10), uri(), append).ok());
+  Delete("id % 7 = 1");
+  CompactionOptions remap;
+  remap.materialize_deletions_threshold = 0.01;
+  const uint64_t version = Latest()->version();
+  auto refused = CompactFiles(uri(), remap);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(refused.status().IsNotImplemented());
+  EXPECT_NE(refused.status().message().find("index 'id_idx'"), std::string::npos) << refused.status().ToString();
+  EXPECT_EQ(Latest()->version(), version);
+
+  auto optimized = OptimizeIndicesBuilder(Latest()).Commit();
+  ASSERT_TRUE(optimized.ok()) << optimized.status().ToString();
+  auto count = [&](bool use_index) {
+    ScanOptions options;
+    options.filter = "id < 30 OR id > 44";
+    options.use_scalar_index = use_index;
+    return *ScanBuilder(Latest()).Options(options).CountRows();
+  };
+  EXPECT_EQ(count(true), count(false));
+  auto done = CompactFiles(uri(), remap);
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  EXPECT_EQ(Latest()->manifest().fragments.size(), 1u);
+  EXPECT_EQ(count(true), count(false));
+  EXPECT_EQ(count(true), 16 + 5);  // 0..29 less 10 multiples of 3 and 1, 8, 22, 29; 45..49
+}
+
 // The manifest a Rewrite builds: new fragments in the old ones' place,
 // a vanished old fragment is a conflict, index bitmaps follow with stable
 // row ids and an index over rewritten rows is refused without them.

@@ -21,6 +21,7 @@
 #include "lance/ops/fragment_writer.h"
 #include "lance/ops/index_remap.h"
 #include "lance/table/frag_reuse.h"
+#include "lance/table/index_rows.h"
 #include "lance/ops/retry.h"
 #include "lance/scanner.h"
 #include "lance/table/row_id_sequence.h"
@@ -114,15 +115,6 @@ Result<CompactionOptions> Validated(const CompactionOptions& in, const Dataset& 
 
 // What lance-cpp cannot rewrite without losing something.
 Status CheckCompactable(const Dataset& dataset, const CompactionOptions& options) {
-  for (const auto& index : dataset.indices()) {
-    if (index.name == table::kFragReuseIndexName && !options.defer_index_remap) {
-      // Remapping now would have to map the indices' rows through it first.
-      return Status::NotImplemented("cannot compact dataset ", dataset.uri(), " with defer_index_remap false: it has ",
-                                    "a fragment reuse index (", table::kFragReuseIndexName, ", from a compaction with "
-                                    "defer_index_remap), whose indices lance-cpp does not remap yet (compact with "
-                                    "defer_index_remap, or remap them with pylance first)");
-    }
-  }
   // Top-level blob v2 columns are rewritten as update does (their bytes read
   // and written anew beside the new files, as pylance 14 compacts them);
   // nested ones and the legacy blob encoding are not.
@@ -146,9 +138,13 @@ Status CheckCompactable(const Dataset& dataset, const CompactionOptions& options
 
 // The fragments each index covers; an index without a bitmap covers, as the
 // reference has it, ids 0 .. max_fragment_id (exclusive) of its version.
+// System indices cover no data: the fragment reuse index's bitmap would keep
+// a deferred compaction's fragments from merging with later ones, which
+// pylance 14 merges.
 Result<std::vector<std::set<uint32_t>>> IndexFragmaps(const Dataset& dataset) {
   std::vector<std::set<uint32_t>> out;
   for (const auto& index : dataset.indices()) {
+    if (table::IsSystemIndex(index)) continue;
     if (index.fragment_ids) {
       out.emplace_back(index.fragment_ids->begin(), index.fragment_ids->end());
       continue;

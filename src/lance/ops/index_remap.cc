@@ -10,6 +10,7 @@
 
 #include "lance/dataset_internal.h"
 #include "lance/file_reader.h"
+#include "lance/index/frag_reuse.h"
 #include "lance/index/index_writer.h"
 #include "lance/index/inverted_writer.h"
 #include "lance/index/scalar_index.h"
@@ -110,7 +111,7 @@ Result<Action> ActionFor(const Dataset& dataset, const IndexMetadata& index) {
 // page_data.lance of a BTREE in ranges, its ids mapped, the gone rows out.
 class RemappedBTreeRows : public arrow::RecordBatchReader {
  public:
-  RemappedBTreeRows(std::shared_ptr<FileReader> file, const AddressMap* map, std::shared_ptr<arrow::Schema> schema)
+  RemappedBTreeRows(std::shared_ptr<FileReader> file, const index::RowIdMap* map, std::shared_ptr<arrow::Schema> schema)
       : file_(std::move(file)), map_(map), schema_(std::move(schema)) {}
   std::shared_ptr<arrow::Schema> schema() const override { return schema_; }
   arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
@@ -142,15 +143,25 @@ class RemappedBTreeRows : public arrow::RecordBatchReader {
 
  private:
   std::shared_ptr<FileReader> file_;
-  const AddressMap* map_;
+  const index::RowIdMap* map_;
   std::shared_ptr<arrow::Schema> schema_;
   uint64_t at_ = 0;
 };
 
+// `index`'s rows from before a compaction with defer_index_remap are mapped
+// through the fragment reuse index first (`reuse`, null: none to map).
 Result<std::vector<IndexFile>> RemapFiles(const Dataset& dataset, const IndexMetadata& index, const AddressMap& map,
-                                          const std::string& dir, const std::string& file_version) {
+                                          const index::FragReuseMap* reuse, const std::string& dir,
+                                          const std::string& file_version) {
   const io::ObjectStore& store = *DatasetAccess::Store(dataset);
-  const index::RowIdMap row_map = [&](uint64_t id) { return map(id); };
+  const index::RowIdMap row_map = [&](uint64_t id) -> std::optional<uint64_t> {
+    if (reuse) {
+      auto now = (*reuse)(id);
+      if (!now) return std::nullopt;
+      id = *now;
+    }
+    return map(id);
+  };
   if (IsInverted(index)) return index::WriteRemappedInvertedIndex(dataset, store, dir, index, row_map, file_version);
   const std::string name = index::FindScalarIndexType(index.index_details_type_url)->name.data();
   if (name == "BTree") {
@@ -162,7 +173,7 @@ Result<std::vector<IndexFile>> RemapFiles(const Dataset& dataset, const IndexMet
     }
     auto rows_schema =
         arrow::schema({arrow::field("values", values->type()), arrow::field("ids", arrow::uint64())});
-    RemappedBTreeRows rows(file, &map, rows_schema);
+    RemappedBTreeRows rows(file, &row_map, rows_schema);
     return index::WriteBTreeIndexSpilling(store, dir, rows, values->type(), file_version, SortRunRows());
   }
   if (name == "NGram") {
@@ -187,6 +198,38 @@ Result<std::vector<IndexFile>> RemapFiles(const Dataset& dataset, const IndexMet
   return index::WriteBitmapIndex(store, dir, input, file_version);
 }
 
+// Refuses remapping `index` when it still names rows by their addresses
+// from before a deferred compaction and is of a kind pylance 14 remaps
+// without the fragment reuse index: pylance moves its bitmap, not those
+// addresses, and then finds none of the rows. BITMAP and LABEL_LIST it
+// maps (lance-cpp maps all, through the reuse index then the compaction).
+Status CheckOldRowsRemappable(const Dataset& dataset, const IndexMetadata& index) {
+  LANCE_ASSIGN_OR_RAISE(bool old_rows, index::HoldsOldRowAddresses(dataset, index));
+  if (!old_rows) return Status::OK();
+  const auto* type = index::FindScalarIndexType(index.index_details_type_url);
+  const std::string name = type ? std::string(type->name) : "Inverted";
+  if (name == "Bitmap" || name == "LabelList") return Status::OK();
+  auto refuse = [&]() {
+    return Status::NotImplemented(
+        "index '", index.name, "' (", index.UuidString(), ") of type ", name, " still holds row addresses from ",
+        "before a compaction recorded in the fragment reuse index (", table::kFragReuseIndexName, "): pylance 14 ",
+        "would remap it without them and lose those rows (run optimize-indices first, or compact with ",
+        "defer_index_remap)");
+  };
+  if (name != "BTree") return refuse();  // NGRAM and INVERTED rows are not looked at one by one here
+  // A BTREE optimized since holds today's addresses only: fine.
+  LANCE_ASSIGN_OR_RAISE(auto map, index::FragReuseMap::Make(*DatasetAccess::FragReuse(dataset)));
+  LANCE_ASSIGN_OR_RAISE(auto file, OpenFile(dataset, index, "page_data.lance"));
+  LANCE_ASSIGN_OR_RAISE(auto ids, file->ReadAll({"ids"}));
+  for (const auto& chunk : ids->column(0)->chunks()) {
+    const auto& a = static_cast<const arrow::UInt64Array&>(*chunk);
+    for (int64_t i = 0; i < a.length(); ++i) {
+      if (map(a.Value(i)) != std::optional<uint64_t>(a.Value(i))) return refuse();
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status CheckIndicesRemappable(const Dataset& dataset, const std::vector<uint64_t>& fragment_ids) {
@@ -196,6 +239,10 @@ Status CheckIndicesRemappable(const Dataset& dataset, const std::vector<uint64_t
       continue;
     }
     auto action = ActionFor(dataset, index);
+    if (action.ok() && *action == Action::kRemap) {
+      Status old_rows = CheckOldRowsRemappable(dataset, index);
+      if (!old_rows.ok()) action = old_rows;
+    }
     if (!action.ok()) {
       return action.status().WithMessage("cannot compact fragments of dataset ", dataset.uri(), ": ",
                                           action.status().message());
@@ -232,7 +279,16 @@ Result<std::vector<txn::RewrittenIndex>> RemapIndices(const Dataset& dataset,
     r.index_version = static_cast<uint32_t>(index.index_version.value_or(0));
     const std::string dir = "_indices/" + uuid;
     written->push_back(dir);
-    auto files = RemapFiles(dataset, index, *map, dir, file_version);
+    // An index older than a deferred compaction is mapped through the
+    // fragment reuse index, then through this compaction (the reuse index
+    // stays, as pylance 14 keeps it).
+    std::optional<index::FragReuseMap> reuse;
+    LANCE_ASSIGN_OR_RAISE(bool old_rows, index::HoldsOldRowAddresses(dataset, index));
+    if (old_rows) {
+      LANCE_ASSIGN_OR_RAISE(auto m, index::FragReuseMap::Make(*DatasetAccess::FragReuse(dataset)));
+      reuse = std::move(m);
+    }
+    auto files = RemapFiles(dataset, index, *map, reuse ? &*reuse : nullptr, dir, file_version);
     if (!files.ok()) {
       return files.status().WithMessage("remapping index '", index.name, "' (", index.UuidString(),
                                         ") over the compacted rows: ", files.status().message());

@@ -50,7 +50,7 @@ struct OldRowFilter {
   std::set<uint64_t> fragments;
   std::vector<uint64_t> live_ids;  // sorted
   // Row addresses from before a deferred compaction remap are mapped to
-  // today's first (INVERTED only; null: none to map).
+  // today's first (null: none to map).
   std::shared_ptr<const index::FragReuseMap> reuse;
   bool Keep(uint64_t id) const {
     if (by_id) return std::binary_search(live_ids.begin(), live_ids.end(), id);
@@ -116,11 +116,20 @@ class BTreeMergeReader : public arrow::RecordBatchReader {
       pos_ += n;
       ARROW_ASSIGN_OR_RAISE(auto batch, t->CombineChunksToBatch());
       const auto& ids = static_cast<const arrow::UInt64Array&>(*batch->column(1));
+      // Kept rows under their addresses now (mapped through the fragment
+      // reuse index when there is one); mapping keeps the value order.
+      const auto map = filter_->AsMap();
       arrow::BooleanBuilder keep;
-      for (int64_t i = 0; i < ids.length(); ++i) ARROW_RETURN_NOT_OK(keep.Append(filter_->Keep(ids.Value(i))));
+      arrow::UInt64Builder now;
+      for (int64_t i = 0; i < ids.length(); ++i) {
+        auto to = map(ids.Value(i));
+        ARROW_RETURN_NOT_OK(keep.Append(to.has_value()));
+        if (to) ARROW_RETURN_NOT_OK(now.Append(*to));
+      }
       ARROW_ASSIGN_OR_RAISE(auto mask, keep.Finish());
-      ARROW_ASSIGN_OR_RAISE(auto kept, arrow::compute::Filter(batch, mask));
-      *out = arrow::RecordBatch::Make(schema_, kept.record_batch()->num_rows(), kept.record_batch()->columns());
+      ARROW_ASSIGN_OR_RAISE(auto kept, arrow::compute::Filter(batch->column(0), mask));
+      ARROW_ASSIGN_OR_RAISE(auto kept_ids, now.Finish());
+      *out = arrow::RecordBatch::Make(schema_, kept_ids->length(), {kept.make_array(), kept_ids});
       return arrow::Status::OK();
     }
     if (!scan_) {
@@ -316,17 +325,18 @@ Result<std::shared_ptr<const Dataset>> OptimizeIndicesBuilder::Commit() {
       if (merge) {
         LANCE_ASSIGN_OR_RAISE(filter, MakeFilter(ds, effective, !ids_are_addresses));
         // Segments from before a compaction with defer_index_remap name the
-        // rows' old addresses: INVERTED documents are mapped (those the
-        // compaction dropped go, as pylance 14 merges them); the other
-        // kinds' old rows are not mapped by lance-cpp.
+        // rows' old addresses: they are mapped to the new ones (those the
+        // compaction dropped go), as pylance 14 merges them. Zone-based
+        // kinds keep zones of the old fragments, which lance-cpp does not
+        // rebuild yet.
         for (const auto* s : selected) {
           LANCE_ASSIGN_OR_RAISE(bool old_rows, index::HoldsOldRowAddresses(ds, *s));
           if (!old_rows) continue;
-          if (kind != Kind::kInverted) {
+          if (kind == Kind::kZoneMap || kind == Kind::kBloomFilter) {
             return Status::NotImplemented("optimize-indices: index '", name, "' (", s->UuidString(),
                                           ") predates a compaction recorded in the fragment reuse index (",
-                                          table::kFragReuseIndexName, "); lance-cpp maps the old rows of ",
-                                          "INVERTED indices only (optimize it with pylance)");
+                                          table::kFragReuseIndexName, "); lance-cpp does not map the zones of ",
+                                          "ZONEMAP and BLOOMFILTER indices (optimize it with pylance)");
           }
           const auto& details = DatasetAccess::FragReuse(ds);
           LANCE_ASSIGN_OR_RAISE(auto map, index::FragReuseMap::Make(*details));
