@@ -1,21 +1,23 @@
 """After a compaction with defer_index_remap: optimize-indices and a later
 compaction without it (issue 13).
 
-pylance 14's optimize_indices() merges the old rows of a BTREE, BITMAP or
-LABEL_LIST index mapped through the fragment reuse index (the rows the
-compaction dropped go) with the new fragments' rows; the new segment keeps
-the old one's dataset version, its bitmap is the old (already remapped) one
-plus the new fragments, and `__lance_frag_reuse` stays as it was. lance-cpp
-writes the same entries and files (decoded).
+pylance 14's optimize_indices() merges the old rows of a BTREE, BITMAP,
+LABEL_LIST or NGRAM index mapped through the fragment reuse index (the rows
+the compaction dropped go) with the new fragments' rows; the new segment
+keeps the old one's dataset version (NGRAM: today's), its bitmap is the old
+(already remapped) one plus the new fragments. ZONEMAP and BLOOMFILTER keep
+their old zones (naming the fragments gone) and add the new fragments'.
+`__lance_frag_reuse` stays as it was (pylance 14 trims none of its
+versions). lance-cpp writes the same entries and files (decoded).
 
 A compaction without defer_index_remap after a deferred one: pylance keeps
 the fragment reuse index as it is and remaps the indices over the compacted
 fragments. BITMAP and LABEL_LIST it reads through the reuse index, so their
-remapped rows are right, and lance-cpp writes the same. A BTREE (as NGRAM and
-INVERTED) still holding the old addresses has its bitmap moved but not those
-addresses: pylance then finds none of those rows. lance-cpp refuses that
-case, naming the index; once optimize-indices has caught the index up it
-compacts as pylance."""
+remapped rows are right, and lance-cpp writes the same. A BTREE, NGRAM or
+INVERTED index still holding the old addresses has its bitmap moved but not
+those addresses: pylance then finds none of those rows. lance-cpp refuses
+that case, naming the index; once optimize-indices has caught the index up
+it compacts as pylance."""
 from __future__ import annotations
 
 import shutil
@@ -34,7 +36,8 @@ from test_scalar_index_read import _ok, _run
 pytestmark = [pytest.mark.filterwarnings("ignore:The 'list_indices' method is deprecated:DeprecationWarning"),
               pytest.mark.skipif(protoc() is None, reason="protoc is needed to decode manifests")]
 
-FILTERS = ["i < 10", "i = 7 OR i > 45", "s = 'b'", "s IS NULL", "array_has_any(l, ['2'])"]
+FILTERS = ["i < 10", "i = 7 OR i > 45", "s = 'b'", "s IS NULL", "array_has_any(l, ['2'])", "contains(t, 'ab')",
+           "id < 100", "id = 7 OR id > 330", "x = 3", "x IN (1, 40)"]
 
 
 def _table(seed: int, start: int, n: int) -> pa.Table:
@@ -44,13 +47,18 @@ def _table(seed: int, start: int, n: int) -> pa.Table:
         "i": pa.array(rng.integers(0, 50, n), pa.int64()),
         "s": pa.array(rng.choice(["a", "b", "c"], n), pa.string(), mask=rng.random(n) < 0.1),
         "l": pa.array([[str(x), str(x + 1)] for x in rng.integers(0, 5, n)], pa.list_(pa.string())),
+        "t": pa.array(["".join(rng.choice(list("abcd"), 4)) for _ in range(n)], pa.string()),
+        "x": pa.array(rng.integers(0, 50, n), pa.int64()),
     })
 
 
-def _make(uri: Path, version: str, compactor: str, kinds=("BTREE", "BITMAP", "LABEL_LIST")) -> None:
+ALL = ("BTREE", "BITMAP", "LABEL_LIST", "NGRAM", "ZONEMAP", "BLOOMFILTER")
+
+
+def _make(uri: Path, version: str, compactor: str, kinds=ALL) -> None:
     lance.write_dataset(_table(1, 0, 300), uri, data_storage_version=version, max_rows_per_file=100)
     ds = lance.dataset(uri)
-    for kind, column in zip(("BTREE", "BITMAP", "LABEL_LIST"), "isl"):
+    for kind, column in zip(ALL, ["i", "s", "l", "t", "id", "x"]):
         if kind in kinds:
             ds.create_scalar_index(column, kind)
     lance.dataset(uri).delete("id % 5 = 0")
@@ -102,8 +110,8 @@ def test_optimize_then_compact_as_pylance(tmp_path, version, compactor):
     _assert_same(ours, theirs)
     got = _entries(ours)
     assert got[b"__lance_frag_reuse"] == reuse, "the fragment reuse index stays as it was"
-    for name in (b"i_idx", b"s_idx", b"l_idx"):
-        assert got[name]["dataset_version"] == [1 + [b"i_idx", b"s_idx", b"l_idx"].index(name)], name
+    for n, name in enumerate([b"i_idx", b"s_idx", b"l_idx"]):
+        assert got[name]["dataset_version"] == [1 + n], name
 
     # A compaction without defer_index_remap over the caught-up indices.
     for uri in (ours, theirs):
@@ -125,7 +133,7 @@ def test_optimize_then_compact_as_pylance(tmp_path, version, compactor):
 def test_compact_without_optimize(tmp_path, compactor):
     # BITMAP and LABEL_LIST: remapped through the reuse index, as pylance.
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
-    _make(ours, "2.1", compactor, kinds=("BITMAP", "LABEL_LIST"))
+    _make(ours, "2.1", compactor, kinds=("BITMAP", "LABEL_LIST", "ZONEMAP", "BLOOMFILTER"))
     shutil.copytree(ours, theirs)
     reuse = _entries(ours)[b"__lance_frag_reuse"]
     for uri in (ours, theirs):

@@ -203,6 +203,8 @@ Result<std::vector<IndexFile>> RemapFiles(const Dataset& dataset, const IndexMet
 // without the fragment reuse index: pylance moves its bitmap, not those
 // addresses, and then finds none of the rows. BITMAP and LABEL_LIST it
 // maps (lance-cpp maps all, through the reuse index then the compaction).
+// BTREE and NGRAM rows are looked at (optimize-indices leaves them on
+// today's addresses under the old dataset version); INVERTED ones not.
 Status CheckOldRowsRemappable(const Dataset& dataset, const IndexMetadata& index) {
   LANCE_ASSIGN_OR_RAISE(bool old_rows, index::HoldsOldRowAddresses(dataset, index));
   if (!old_rows) return Status::OK();
@@ -216,15 +218,29 @@ Status CheckOldRowsRemappable(const Dataset& dataset, const IndexMetadata& index
         "would remap it without them and lose those rows (run optimize-indices first, or compact with ",
         "defer_index_remap)");
   };
-  if (name != "BTree") return refuse();  // NGRAM and INVERTED rows are not looked at one by one here
-  // A BTREE optimized since holds today's addresses only: fine.
+  if (name != "BTree" && name != "NGram") return refuse();  // INVERTED documents are not looked at here
+  // One optimized since holds today's addresses only: fine.
   LANCE_ASSIGN_OR_RAISE(auto map, index::FragReuseMap::Make(*DatasetAccess::FragReuse(dataset)));
-  LANCE_ASSIGN_OR_RAISE(auto file, OpenFile(dataset, index, "page_data.lance"));
-  LANCE_ASSIGN_OR_RAISE(auto ids, file->ReadAll({"ids"}));
-  for (const auto& chunk : ids->column(0)->chunks()) {
-    const auto& a = static_cast<const arrow::UInt64Array&>(*chunk);
+  auto moved = [&](uint64_t id) { return map(id) != std::optional<uint64_t>(id); };
+  if (name == "BTree") {
+    LANCE_ASSIGN_OR_RAISE(auto file, OpenFile(dataset, index, "page_data.lance"));
+    LANCE_ASSIGN_OR_RAISE(auto ids, file->ReadAll({"ids"}));
+    for (const auto& chunk : ids->column(0)->chunks()) {
+      const auto& a = static_cast<const arrow::UInt64Array&>(*chunk);
+      for (int64_t i = 0; i < a.length(); ++i) {
+        if (moved(a.Value(i))) return refuse();
+      }
+    }
+    return Status::OK();
+  }
+  LANCE_ASSIGN_OR_RAISE(auto file, OpenFile(dataset, index, "ngram_postings.lance"));
+  LANCE_ASSIGN_OR_RAISE(auto lists, file->ReadAll({"posting_list"}));
+  for (const auto& chunk : lists->column(0)->chunks()) {
+    const auto& a = static_cast<const arrow::BinaryArray&>(*chunk);
     for (int64_t i = 0; i < a.length(); ++i) {
-      if (map(a.Value(i)) != std::optional<uint64_t>(a.Value(i))) return refuse();
+      if (a.IsNull(i)) continue;
+      LANCE_ASSIGN_OR_RAISE(auto ids, index::DecodeRoaringTreemap(a.GetView(i), "ngram index posting list"));
+      if (std::any_of(ids.begin(), ids.end(), moved)) return refuse();
     }
   }
   return Status::OK();

@@ -326,18 +326,14 @@ Result<std::shared_ptr<const Dataset>> OptimizeIndicesBuilder::Commit() {
         LANCE_ASSIGN_OR_RAISE(filter, MakeFilter(ds, effective, !ids_are_addresses));
         // Segments from before a compaction with defer_index_remap name the
         // rows' old addresses: they are mapped to the new ones (those the
-        // compaction dropped go), as pylance 14 merges them. Zone-based
-        // kinds keep zones of the old fragments, which lance-cpp does not
-        // rebuild yet.
+        // compaction dropped go), as pylance 14 merges them. (Zone maps and
+        // Bloom filters keep their old zones as they are, as pylance's.)
         for (const auto* s : selected) {
           LANCE_ASSIGN_OR_RAISE(bool old_rows, index::HoldsOldRowAddresses(ds, *s));
           if (!old_rows) continue;
-          if (kind == Kind::kZoneMap || kind == Kind::kBloomFilter) {
-            return Status::NotImplemented("optimize-indices: index '", name, "' (", s->UuidString(),
-                                          ") predates a compaction recorded in the fragment reuse index (",
-                                          table::kFragReuseIndexName, "); lance-cpp does not map the zones of ",
-                                          "ZONEMAP and BLOOMFILTER indices (optimize it with pylance)");
-          }
+          // pylance 14 stamps such an NGRAM segment with today's version,
+          // as one trained anew (its postings are the mapped ones all the same).
+          if (kind == Kind::kNGram) meta.dataset_version = ds.version();
           const auto& details = DatasetAccess::FragReuse(ds);
           LANCE_ASSIGN_OR_RAISE(auto map, index::FragReuseMap::Make(*details));
           filter.reuse = std::make_shared<const index::FragReuseMap>(std::move(map));
