@@ -17,7 +17,7 @@ remapped rows are right, and lance-cpp writes the same. A BTREE, NGRAM or
 INVERTED index still holding the old addresses has its bitmap moved but not
 those addresses: pylance then finds none of those rows. lance-cpp refuses
 that case, naming the index; once optimize-indices has caught the index up
-it compacts as pylance."""
+it compacts as pylance (INVERTED: test_fts_deferred_remap.py)."""
 from __future__ import annotations
 
 import shutil

@@ -12,6 +12,7 @@
 #include "lance/file_reader.h"
 #include "lance/index/frag_reuse.h"
 #include "lance/index/index_writer.h"
+#include "lance/index/inverted.h"
 #include "lance/index/inverted_writer.h"
 #include "lance/index/scalar_index.h"
 #include "lance/ops/index_build_internal.h"
@@ -203,8 +204,8 @@ Result<std::vector<IndexFile>> RemapFiles(const Dataset& dataset, const IndexMet
 // without the fragment reuse index: pylance moves its bitmap, not those
 // addresses, and then finds none of the rows. BITMAP and LABEL_LIST it
 // maps (lance-cpp maps all, through the reuse index then the compaction).
-// BTREE and NGRAM rows are looked at (optimize-indices leaves them on
-// today's addresses under the old dataset version); INVERTED ones not.
+// Their rows are looked at: optimize-indices leaves them on today's
+// addresses under the old dataset version.
 Status CheckOldRowsRemappable(const Dataset& dataset, const IndexMetadata& index) {
   LANCE_ASSIGN_OR_RAISE(bool old_rows, index::HoldsOldRowAddresses(dataset, index));
   if (!old_rows) return Status::OK();
@@ -218,10 +219,18 @@ Status CheckOldRowsRemappable(const Dataset& dataset, const IndexMetadata& index
         "would remap it without them and lose those rows (run optimize-indices first, or compact with ",
         "defer_index_remap)");
   };
-  if (name != "BTree" && name != "NGram") return refuse();  // INVERTED documents are not looked at here
   // One optimized since holds today's addresses only: fine.
   LANCE_ASSIGN_OR_RAISE(auto map, index::FragReuseMap::Make(*DatasetAccess::FragReuse(dataset)));
   auto moved = [&](uint64_t id) { return map(id) != std::optional<uint64_t>(id); };
+  if (IsInverted(index)) {
+    LANCE_ASSIGN_OR_RAISE(auto inverted, index::InvertedIndex::Open(dataset, index));
+    for (size_t p = 0; p < inverted->num_partitions(); ++p) {
+      for (size_t d = 0; d < inverted->PartitionDocs(p); ++d) {
+        if (moved(inverted->RowId(p, static_cast<uint32_t>(d)))) return refuse();
+      }
+    }
+    return Status::OK();
+  }
   if (name == "BTree") {
     LANCE_ASSIGN_OR_RAISE(auto file, OpenFile(dataset, index, "page_data.lance"));
     LANCE_ASSIGN_OR_RAISE(auto ids, file->ReadAll({"ids"}));
