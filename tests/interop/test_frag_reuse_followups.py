@@ -160,3 +160,20 @@ def test_compact_without_optimize(tmp_path, compactor):
     ds = lance.dataset(tmp_path / "pylance")
     full = ds.to_table(columns=["id"], filter="i < 10", use_scalar_index=False).num_rows
     assert ds.to_table(columns=["id"], filter="i < 10").num_rows < full, "pylance 14 loses the old rows"
+
+
+def test_reuse_index_kept_when_every_index_caught_up(tmp_path):
+    # pylance 14 trims no version of __lance_frag_reuse in optimize_indices()
+    # nor in a later compaction, even when every index is newer than it
+    # (NGRAM segments merged through it take today's version): lance-cpp
+    # neither.
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    _make(ours, "2.1", "lance-cpp", kinds=("NGRAM",))
+    shutil.copytree(ours, theirs)
+    reuse = _entries(ours)[b"__lance_frag_reuse"]
+    _ok("optimize-indices", ours)
+    lance.dataset(theirs).optimize.optimize_indices()
+    _assert_same(ours, theirs)
+    got = _entries(ours)
+    assert got[b"t_idx"]["dataset_version"][0] > reuse["dataset_version"][0]
+    assert got[b"__lance_frag_reuse"] == reuse
