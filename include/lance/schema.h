@@ -28,6 +28,8 @@ struct Field {
   int32_t encoding = 0;                   // legacy (0.1) column encoding
   std::optional<int64_t> dictionary_offset;  // legacy dictionary location
   std::optional<int64_t> dictionary_length;
+  // Legacy datasets' dictionary values (the manifest file holds them).
+  std::shared_ptr<arrow::Array> dictionary_values;
   bool unenforced_primary_key = false;
   std::vector<Field> children;
 };

@@ -274,7 +274,7 @@ def test_unwritable_legacy_types_are_refused(tmp_path, lance_cpp):
     """What lance-cpp does not write as legacy is refused, naming the column,
     with nothing committed; v1 and v2 files are never mixed."""
     table = pa.table({"id": pa.array([1, 2, 3]),
-                      "d": pa.array(["a", "b", "a"]).dictionary_encode()})
+                      "d": pa.array([1.5, 2.5, 1.5]).dictionary_encode()})
     uri = tmp_path / "dict.lance"
     proc = lance_cpp.run("write", uri, "--input", _ipc(tmp_path / "d.arrow", table),
                          "--data-storage-version", "legacy", "--quiet")
@@ -288,15 +288,102 @@ def test_unwritable_legacy_types_are_refused(tmp_path, lance_cpp):
     assert lance.dataset(str(ours)).version == 1
 
 
-def test_commits_to_legacy_dictionary_datasets_are_refused(tmp_path, lance_cpp):
-    """A legacy dataset's dictionary values live in its manifest file, which
-    lance-cpp does not rewrite: its commits there are refused (pylance would
-    read other bytes as the dictionary), and pylance reads the dataset as before."""
-    uri = tmp_path / "dict.lance"
-    lance.write_dataset(pa.table({"id": pa.array([1, 2, 3]), "d": pa.array(["a", "b", "a"]).dictionary_encode()}),
-                        str(uri), data_storage_version="legacy")
-    proc = lance_cpp.run("delete", uri, "id = 2")
-    assert_clean_failure(proc, "'d'", "dictionary")
+def _dict_table(ids, names=("a", "bb", "ccc")) -> pa.Table:
+    """Dictionary columns with fixed dictionaries: a string one (its index
+    type int8) and an int32 one."""
+    ids = list(ids)
+    return pa.table({"id": pa.array(ids, pa.int64()),
+                     "d": pa.DictionaryArray.from_arrays(pa.array([i % 3 for i in ids], pa.int8()),
+                                                         pa.array(list(names))),
+                     "di": pa.DictionaryArray.from_arrays(pa.array([i % 2 for i in ids], pa.int32()),
+                                                          pa.array([70, 7], pa.int32()))})
+
+
+def _manifest_bytes(uri: Path) -> bytes:
     ds = lance.dataset(str(uri))
-    assert ds.version == 1
-    assert ds.to_table().column("d").to_pylist() == ["a", "b", "a"]
+    versions = sorted((uri / "_versions").glob("*.manifest"), key=lambda p: p.stat().st_mtime_ns)
+    assert versions, uri
+    return versions[-1].read_bytes() if ds.version else b""
+
+
+# The dictionaries at the head of a legacy manifest: "abbccc", 4 positions,
+# then 70 and 7 as int32.
+DICT_HEAD = 6 + 4 * 8 + 2 * 4
+
+
+def _check_same_dict(lance_cpp, tmp_path: Path, ours: Path, theirs: Path) -> None:
+    """As _check_same, and the manifests' dictionary values (which pylance
+    reads the columns through) are the same bytes at the same place."""
+    _check_same(lance_cpp, tmp_path, ours, theirs)
+    assert _manifest_bytes(ours)[:DICT_HEAD] == _manifest_bytes(theirs)[:DICT_HEAD]
+    assert _manifest_bytes(ours)[:6] == b"abbccc"
+    table = lance.dataset(str(ours)).to_table()
+    assert set(table.column("d").to_pylist()) <= {"a", "bb", "ccc"}
+    assert set(table.column("di").to_pylist()) <= {70, 7}
+
+
+def test_write_legacy_dictionaries_as_pylance(tmp_path, lance_cpp):
+    """Dictionary columns: keys as plain pages, the values once per file
+    after the statistics, and once more at the head of the manifest."""
+    table = _dict_table(range(50))
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    lance_cpp.run_ok("write", ours, "--input", _ipc(tmp_path / "in.arrow", table, chunk=20),
+                     "--data-storage-version", "legacy", "--max-rows-per-file", "30", "--quiet")
+    lance.write_dataset(pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=20)),
+                        str(theirs), data_storage_version="legacy", max_rows_per_file=30)
+    _check_same_dict(lance_cpp, tmp_path, ours, theirs)
+    assert lance.dataset(str(ours)).to_table().column("d").to_pylist()[:4] == ["a", "bb", "ccc", "a"]
+
+
+def _pylance_dict_base(tmp_path: Path) -> tuple[Path, Path]:
+    base = tmp_path / "base.lance"
+    lance.write_dataset(_dict_table(range(40)), str(base), data_storage_version="legacy", max_rows_per_file=20)
+    ours, theirs = tmp_path / "cpp.lance", tmp_path / "py.lance"
+    shutil.copytree(base, ours)
+    shutil.copytree(base, theirs)
+    return ours, theirs
+
+
+def test_legacy_dictionary_appends_both_ways(tmp_path, lance_cpp):
+    ours, theirs = _pylance_dict_base(tmp_path)
+    new = _dict_table(range(100, 110))
+    lance_cpp.run_ok("write", ours, "--input", _ipc(tmp_path / "new.arrow", new), "--mode", "append", "--quiet")
+    lance.write_dataset(new, str(theirs), mode="append")
+    _check_same_dict(lance_cpp, tmp_path, ours, theirs)
+    # pylance appends to lance-cpp's commit, and the reverse again.
+    lance.write_dataset(new, str(ours), mode="append")
+    lance.write_dataset(new, str(theirs), mode="append")
+    _check_same_dict(lance_cpp, tmp_path, ours, theirs)
+
+
+def test_legacy_dictionary_row_ops_as_pylance(tmp_path, lance_cpp):
+    """Delete, update, merge-insert and compaction on a legacy dataset with
+    dictionary columns commit what pylance 14 commits."""
+    ours, theirs = _pylance_dict_base(tmp_path)
+    lance_cpp.run_ok("delete", ours, "id = 2 OR id = 31")
+    lance.dataset(str(theirs)).delete("id = 2 OR id = 31")
+    _check_same_dict(lance_cpp, tmp_path, ours, theirs)
+    lance_cpp.run_ok("update", ours, "--set", "id=id + 1000", "--where", "id < 4", "--quiet")
+    lance.dataset(str(theirs)).update({"id": "id + 1000"}, where="id < 4")
+    _check_same_dict(lance_cpp, tmp_path, ours, theirs)
+    source = _dict_table(range(35, 45))
+    lance_cpp.run_ok("merge-insert", ours, "--on", "id", "--input", _ipc(tmp_path / "src.arrow", source),
+                     "--when-matched-update-all", "--when-not-matched-insert-all", "--quiet")
+    lance.dataset(str(theirs)).merge_insert("id").when_matched_update_all() \
+        .when_not_matched_insert_all().execute(source)
+    _check_same_dict(lance_cpp, tmp_path, ours, theirs)
+    lance_cpp.run_ok("compact", ours)
+    lance.dataset(str(theirs)).optimize.compact_files()
+    _check_same_dict(lance_cpp, tmp_path, ours, theirs)
+
+
+def test_legacy_dictionary_other_values_refused(tmp_path, lance_cpp):
+    """A dictionary other than the dataset's is refused, naming the column, as
+    pylance 14 refuses it on append (its update would read other values)."""
+    ours, _ = _pylance_dict_base(tmp_path)
+    other = _dict_table(range(100, 103), names=("a", "bb", "zz"))
+    proc = lance_cpp.run("write", ours, "--input", _ipc(tmp_path / "o.arrow", other), "--mode", "append", "--quiet")
+    assert_clean_failure(proc, "'d'", "dictionary")
+    proc = lance_cpp.run("update", ours, "--set", "di=9", "--where", "id = 1", "--quiet")
+    assert_clean_failure(proc, "di", "dictionary")
+    assert lance.dataset(str(ours)).version == 1

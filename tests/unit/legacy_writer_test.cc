@@ -132,6 +132,38 @@ TEST(LegacyWriterTest, RowGroupsAndSlicedInputRoundTrip) {
   }
 }
 
+// lance.write_dataset(pa.table({"d": pa.array(["a", "bb", "a"]).dictionary_encode()}),
+//                     uri, data_storage_version="legacy") with pylance 14.0.2: the keys,
+// a page table, no statistics, the values ("abb" and their positions), and
+// the field's dictionary (offset 0x1f, length 2) in the embedded schema.
+const std::string kPylanceDictionaryFile = Unhex(
+    "000000000100000000000000000000000000000003000000000000006162621c000000000000001d000000000000001f"
+    "00000000000000540000000a3112016420ffffffffffffffffff012a17646963743a737472696e673a696e7433323a66"
+    "616c7365300138034204081f100218016a0f0a056c616e6365120631342e302e327a0c0a056c616e63651203302e3108"
+    "000000083712020003180c8f00000000000000000002004c414e43");
+
+TEST(LegacyWriterTest, DictionaryBytesEqualPylances) {
+  auto type = arrow::dictionary(arrow::int32(), arrow::utf8());
+  auto arrow_schema = arrow::schema({arrow::field("d", type)});
+  auto schema = Schema::FromArrow(*arrow_schema).ValueOrDie();
+  auto dict = arrow::DictionaryArray::FromArrays(type, Ints({0, 1, 0}), Strings({"a", "bb"})).ValueOrDie();
+  auto batch = arrow::RecordBatch::Make(arrow_schema, 3, {dict});
+  auto bytes = WriteFile(schema, {batch->Slice(0, 2), batch->Slice(2)}, 1024);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  EXPECT_EQ(*bytes, kPylanceDictionaryFile);
+  auto reader = LegacyFileReader::Open(std::make_shared<arrow::io::BufferReader>(arrow::Buffer::FromString(*bytes)),
+                                       "test.lance", arrow::default_memory_pool());
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  auto read = (*reader)->ReadAll(schema);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_TRUE((*read)->column(0)->Equals(*dict)) << (*read)->column(0)->ToString();
+  // Another dictionary in the same file is refused by column name.
+  auto other = arrow::DictionaryArray::FromArrays(type, Ints({0}), Strings({"zz"})).ValueOrDie();
+  auto two = WriteFile(schema, {batch, arrow::RecordBatch::Make(arrow_schema, 1, {other})}, 2);
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.status().message().find("'d'"), std::string::npos) << two.status().ToString();
+}
+
 TEST(LegacyWriterTest, UnwrittenTypesAreRefusedByName) {
   auto arrow_schema = arrow::schema({arrow::field("id", arrow::int64()),
                                      arrow::field("st", arrow::struct_({arrow::field(

@@ -67,6 +67,14 @@ FragmentWriterOptions FragmentWriterOptions::FromParams(const WriteParams& param
   return out;
 }
 
+static void SetDictionaries(const std::map<int32_t, std::shared_ptr<arrow::Array>>& dictionaries,
+                            std::vector<Field>* fields) {
+  for (auto& f : *fields) {
+    if (auto it = dictionaries.find(f.id); it != dictionaries.end()) f.dictionary_values = it->second;
+    SetDictionaries(dictionaries, &f.children);
+  }
+}
+
 FragmentWriter::FragmentWriter(const io::ObjectStore& store, Schema schema, FragmentWriterOptions options)
     : store_(store), schema_(std::move(schema)), options_(std::move(options)) {
   options_.file_options.version = options_.storage_version;
@@ -185,6 +193,8 @@ Status FragmentWriter::FinishFile() {
   DataFile file;
   if (legacy_writer_) {
     LANCE_ASSIGN_OR_RAISE(rows, legacy_writer_->Finish());
+    // The first file's dictionaries are the dataset's from now on.
+    SetDictionaries(legacy_writer_->dictionaries(), &schema_.fields);
     std::tie(file.file_major_version, file.file_minor_version) = file::legacy::LegacyFileWriter::kVersionPair;
     legacy_writer_.reset();
   } else {

@@ -88,6 +88,10 @@ class FragmentWriter {
   /// commit did not take them). Best effort.
   void RemoveFiles();
 
+  /// The schema files are written with: a legacy dictionary field has the
+  /// values of the first file written (the dataset's, when it had them).
+  const Schema& schema() const { return schema_; }
+
  private:
   Status OpenFile();
   Status FinishFile();

@@ -244,6 +244,8 @@ Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store
     return written.status();
   }
   std::vector<Fragment> fragments = std::move(*written);
+  // A new legacy schema's dictionary values are the written data's.
+  if (!appending) schema = writer.schema();
   WriteResult result;
   result.fragments_written = fragments.size();
   for (const auto& f : fragments) result.rows_written += f.physical_rows.value_or(0);

@@ -1,8 +1,16 @@
 #include "lance/table/manifest_file.h"
 #include "lance/util/protobuf.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include <arrow/array.h>
+#include <arrow/buffer.h>
+#include <arrow/io/memory.h>
+#include <arrow/type.h>
+
+#include "lance/file/legacy/legacy_reader.h"
+#include "lance/file/legacy/legacy_writer.h"
 #include "lance/table.pb.h"
 #include "lance/table/feature_flags.h"
 #include "lance/table/manifest_proto.h"
@@ -31,6 +39,39 @@ Result<std::string_view> MessageAt(std::string_view bytes, uint64_t offset, uint
                            " claims ", len, " bytes, past the end of the body");
   }
   return bytes.substr(offset + 4, len);
+}
+
+// Every field of the tree, parents before children.
+void CollectFields(std::vector<Field>* fields, std::vector<Field*>* out) {
+  for (auto& f : *fields) {
+    out->push_back(&f);
+    CollectFields(&f.children, out);
+  }
+}
+
+// A legacy dataset's dictionary values live in its manifest file, where its
+// fields locate them: loaded with the schema, as the reference loads them.
+Status LoadDictionaries(std::string_view bytes, uint64_t body, const std::string& path, Schema* schema) {
+  std::vector<Field*> fields;
+  CollectFields(&schema->fields, &fields);
+  std::shared_ptr<arrow::Buffer> owned;  // the values may point into it: a copy of the caller's bytes
+  for (Field* f : fields) {
+    if (f->dictionary_length.value_or(0) <= 0 || !f->dictionary_offset) continue;
+    auto type = ArrowTypeFromField(*f);
+    if (!type.ok() || (*type)->id() != arrow::Type::DICTIONARY) continue;  // v2 fields never have one
+    // Up to the body's end: the reader takes the last 16 bytes as a footer.
+    if (owned == nullptr) owned = arrow::Buffer::FromString(std::string(bytes.substr(0, body + kManifestFooterSize)));
+    arrow::io::BufferReader reader(owned);
+    auto values = file::legacy::ReadLegacyDictionary(
+        &reader, path, static_cast<const arrow::DictionaryType&>(**type).value_type(), *f->dictionary_offset,
+        *f->dictionary_length, nullptr);
+    if (!values.ok()) {
+      return Status::Invalid("manifest ", path, ": dictionary of field '", f->name, "': ",
+                             values.status().message());
+    }
+    f->dictionary_values = *values;
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -79,6 +120,7 @@ Result<ManifestFile> ParseManifestFile(std::string_view bytes, const std::string
     if (!st.ok()) return st.WithMessage(path, ": ", st.message());
   }
 
+  LANCE_RETURN_NOT_OK(LoadDictionaries(bytes, static_cast<uint64_t>(pos), path, &out.manifest.schema));
   if (out.manifest.index_section) {
     LANCE_ASSIGN_OR_RAISE(auto msg, MessageAt(bytes, *out.manifest.index_section,
                                               static_cast<uint64_t>(pos), path, "index section"));
@@ -105,6 +147,20 @@ std::string SerializeManifestFile(const Manifest& manifest, const std::vector<In
   Manifest m = manifest;
   m.index_section.reset();
   m.transaction_section.reset();
+  // Legacy datasets' dictionary values come first, in field id order, as
+  // the reference writes them; the fields record where.
+  std::vector<Field*> fields;
+  CollectFields(&m.schema.fields, &fields);
+  std::stable_sort(fields.begin(), fields.end(), [](const Field* a, const Field* b) { return a->id < b->id; });
+  for (Field* f : fields) {
+    if (f->dictionary_values == nullptr) continue;
+    // The values were read or written as legacy dictionaries: their types
+    // encode (BuildManifest refuses a field without them).
+    auto at = file::legacy::AppendLegacyDictionary(*f->dictionary_values, static_cast<int64_t>(out.size()), &out);
+    if (!at.ok()) continue;
+    f->dictionary_offset = *at;
+    f->dictionary_length = f->dictionary_values->length();
+  }
   if (!indices.empty()) {
     pb::table::IndexSection section;
     for (const auto& idx : indices) IndexMetadataToProto(idx, section.add_indices());

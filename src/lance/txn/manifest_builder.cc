@@ -680,13 +680,15 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
         options.data_storage_version.empty() ? kDefaultDataStorageVersion : options.data_storage_version;
   }
   // A legacy dataset keeps its dictionaries' values in the manifest file, at
-  // the offsets its fields record. lance-cpp does not carry the values into a
-  // new manifest yet: pylance would read other bytes as the dictionary.
+  // the offsets its fields record: a field that has them recorded but not
+  // loaded (or written) cannot be carried into the new manifest.
   for (const auto& f : m.schema.FieldsPreOrder()) {
-    if (f.dictionary_length.value_or(0) > 0) {  // v2 manifests record none (or an empty one)
+    const bool legacy = m.data_storage_version == "0.1" || m.data_storage_version == "legacy";
+    const bool dictionary = f.logical_type.rfind("dict:", 0) == 0;
+    if (f.dictionary_values == nullptr &&
+        (f.dictionary_length.value_or(0) > 0 || (legacy && dictionary))) {  // v2 manifests record none
       return Status::NotImplemented("committing to a legacy (0.1) dataset with dictionary column '",
-                                    m.schema.FieldPath(f.id), "' is not implemented in lance-cpp: ",
-                                    "its dictionary values live in the manifest, which lance-cpp does not rewrite");
+                                    m.schema.FieldPath(f.id), "': lance-cpp has no dictionary values for it");
     }
   }
   LANCE_ASSIGN_OR_RAISE(auto flags, table::ComputeFeatureFlags(m, out.indices,

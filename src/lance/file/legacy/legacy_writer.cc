@@ -11,6 +11,7 @@
 #include <arrow/array.h>
 #include <arrow/array/concatenate.h>
 #include <arrow/builder.h>
+#include <arrow/io/memory.h>
 #include <arrow/type.h>
 #include <arrow/util/bit_util.h>
 #include <arrow/util/bitmap_ops.h>
@@ -38,7 +39,8 @@ struct PageInfo {
 using PageTable = std::map<int32_t, std::map<int32_t, PageInfo>>;
 
 // What the file holds per field; refused types name the field.
-Status CheckWritableType(const Field& field, const arrow::DataType& type, const std::string& path) {
+Status CheckWritableType(const Field& field, const arrow::DataType& type, const std::string& path,
+                         bool top_level) {
   const std::string where = "field '" + path + "' (id " + std::to_string(field.id) + ")";
   if (type.id() == arrow::Type::NA || IsFixedStride(type)) return Status::OK();
   switch (type.id()) {
@@ -47,6 +49,21 @@ Status CheckWritableType(const Field& field, const arrow::DataType& type, const 
     case arrow::Type::LARGE_STRING:
     case arrow::Type::LARGE_BINARY:
       return Status::OK();
+    case arrow::Type::DICTIONARY: {
+      if (!top_level) {
+        return Status::NotImplemented("writing legacy (0.1) data files: ", where,
+                                      ": a dictionary inside a struct or list is not implemented in lance-cpp");
+      }
+      // Keys are plain pages; the values are stored once per file (string,
+      // binary or integer values, as the reader reads them).
+      const auto& dict = static_cast<const arrow::DictionaryType&>(type);
+      const auto& values = *dict.value_type();
+      const bool binary = values.id() == arrow::Type::STRING || values.id() == arrow::Type::BINARY ||
+                          values.id() == arrow::Type::LARGE_STRING || values.id() == arrow::Type::LARGE_BINARY;
+      if (binary || arrow::is_integer(values.id())) return Status::OK();
+      return Status::NotImplemented("writing legacy (0.1) data files: ", where, " of type ", type.ToString(),
+                                    " is not implemented in lance-cpp (dictionary values of that type)");
+    }
     case arrow::Type::STRUCT:
     case arrow::Type::LIST:
     case arrow::Type::LARGE_LIST: {
@@ -56,7 +73,7 @@ Status CheckWritableType(const Field& field, const arrow::DataType& type, const 
       }
       for (int i = 0; i < type.num_fields(); ++i) {
         LANCE_RETURN_NOT_OK(CheckWritableType(field.children[i], *type.field(i)->type(),
-                                              path + "." + field.children[i].name));
+                                              path + "." + field.children[i].name, false));
       }
       return Status::OK();
     }
@@ -89,6 +106,8 @@ class Sink {
     return at;
   }
   Status Close() { return out_->Close(); }
+  // Positions count from `base` (a region written into a larger file).
+  void Skip(int64_t base) { position_ += base; }
 
  private:
   std::shared_ptr<arrow::io::OutputStream> out_;
@@ -127,9 +146,35 @@ const Offset* Offsets(const arrow::ArrayData& data) {
   return data.GetValues<Offset>(1);
 }
 
+// The value bytes, then n + 1 absolute file positions of where each value
+// starts (and the last ends); returns where the positions are.
+template <typename Offset>
+Result<int64_t> WriteBinaryValues(Sink* sink, const arrow::ArrayData& data) {
+  const int64_t n = data.length;
+  if (n == 0) {
+    const int64_t zero = sink->position();
+    LANCE_RETURN_NOT_OK(sink->WriteValue<int64_t>(zero));
+    return zero;
+  }
+  const Offset* off = Offsets<Offset>(data);
+  const int64_t values_at = sink->position();
+  if (data.buffers[2] != nullptr) {
+    LANCE_RETURN_NOT_OK(sink->Write(data.buffers[2]->data() + off[0], static_cast<int64_t>(off[n] - off[0])));
+  }
+  std::vector<int64_t> positions(static_cast<size_t>(n + 1));
+  for (int64_t i = 0; i <= n; ++i) positions[i] = values_at + static_cast<int64_t>(off[i] - off[0]);
+  const int64_t at = sink->position();
+  LANCE_RETURN_NOT_OK(sink->Write(positions.data(), static_cast<int64_t>(positions.size() * 8)));
+  return at;
+}
+
+// Dictionary values by field id: one per file, as the dataset's schema has it.
+using Dictionaries = std::map<int32_t, std::shared_ptr<arrow::Array>>;
+
 class GroupWriter {
  public:
-  GroupWriter(Sink* sink, PageTable* table, int32_t batch) : sink_(sink), table_(table), batch_(batch) {}
+  GroupWriter(Sink* sink, PageTable* table, int32_t batch, Dictionaries* dictionaries = nullptr)
+      : sink_(sink), table_(table), batch_(batch), dictionaries_(dictionaries) {}
 
   Status Write(const Field& field, const arrow::ArrayData& data) {
     const arrow::DataType& type = *data.type;
@@ -158,6 +203,8 @@ class GroupWriter {
         return WriteList<int32_t>(field, data);
       case arrow::Type::LARGE_LIST:
         return WriteList<int64_t>(field, data);
+      case arrow::Type::DICTIONARY:
+        return WriteDictionaryKeys(field, data);
       default:
         return Status::NotImplemented("writing legacy (0.1) data files: field '", field.name, "' (id ", field.id,
                                       ") of type ", type.ToString(), " is not implemented in lance-cpp");
@@ -170,26 +217,34 @@ class GroupWriter {
     return Status::OK();
   }
 
-  // The value bytes, then n + 1 absolute file positions of where each value
-  // starts (and the last ends); the page is the positions.
+  // The page is the positions after the values.
   template <typename Offset>
   Status WriteBinary(const Field& field, const arrow::ArrayData& data) {
-    const int64_t n = data.length;
-    if (n == 0) {
-      const int64_t zero = sink_->position();
-      LANCE_RETURN_NOT_OK(sink_->WriteValue<int64_t>(zero));
-      return SetPage(field, zero, 0);
+    LANCE_ASSIGN_OR_RAISE(int64_t at, WriteBinaryValues<Offset>(sink_, data));
+    return SetPage(field, at, data.length);
+  }
+
+  // The keys as a plain page. Every row group of the file must have the one
+  // dictionary (the dataset's, or else the first group's): the keys of a
+  // legacy file index the values stored once per file, and pylance 14 reads
+  // them through the dataset manifest's dictionary.
+  Status WriteDictionaryKeys(const Field& field, const arrow::ArrayData& data) {
+    if (dictionaries_ == nullptr) {
+      return Status::NotImplemented("legacy statistics of a dictionary field '", field.name, "'");
     }
-    const Offset* off = Offsets<Offset>(data);
-    const int64_t values_at = sink_->position();
-    if (data.buffers[2] != nullptr) {
-      LANCE_RETURN_NOT_OK(sink_->Write(data.buffers[2]->data() + off[0], static_cast<int64_t>(off[n] - off[0])));
+    auto values = arrow::MakeArray(data.dictionary);
+    auto [it, inserted] = dictionaries_->emplace(field.id, values);
+    if (!inserted && !it->second->Equals(*values)) {
+      return Status::NotImplemented("field '", field.name, "' (id ", field.id,
+                                    "): a dictionary other than the dataset's (legacy files store one per column, "
+                                    "pylance 14 refuses it too: dictionary did not match expected dictionary)");
     }
-    std::vector<int64_t> positions(static_cast<size_t>(n + 1));
-    for (int64_t i = 0; i <= n; ++i) positions[i] = values_at + static_cast<int64_t>(off[i] - off[0]);
+    auto keys = data.Copy();
+    keys->type = static_cast<const arrow::DictionaryType&>(*data.type).index_type();
+    keys->dictionary = nullptr;
     const int64_t at = sink_->position();
-    LANCE_RETURN_NOT_OK(sink_->Write(positions.data(), static_cast<int64_t>(positions.size() * 8)));
-    return SetPage(field, at, n);
+    LANCE_RETURN_NOT_OK(WritePlainValues(sink_, *keys, 0, data.length));
+    return SetPage(field, at, data.length);
   }
 
   // Offsets rebased to 0 (n + 1 of them, in the list's offset width), then
@@ -216,6 +271,7 @@ class GroupWriter {
   Sink* sink_;
   PageTable* table_;
   int32_t batch_;
+  Dictionaries* dictionaries_;
 };
 
 // i64 (position, length) for every field id from `first_id` to the largest
@@ -494,13 +550,45 @@ void CollectStatsFields(const Field& field, const arrow::DataType& type, std::ma
   col.type = type_ptr;
 }
 
+Result<int64_t> WriteLegacyDictionary(Sink* sink, const arrow::Array& values) {
+  const auto& data = *values.data();
+  switch (values.type_id()) {
+    case arrow::Type::STRING:
+    case arrow::Type::BINARY:
+      return WriteBinaryValues<int32_t>(sink, data);
+    case arrow::Type::LARGE_STRING:
+    case arrow::Type::LARGE_BINARY:
+      return WriteBinaryValues<int64_t>(sink, data);
+    default:
+      if (!arrow::is_integer(values.type_id())) {
+        return Status::NotImplemented("legacy dictionary values of type ", values.type()->ToString(),
+                                      " are not implemented in lance-cpp");
+      }
+      const int64_t at = sink->position();
+      LANCE_RETURN_NOT_OK(WritePlainValues(sink, data, 0, data.length));
+      return at;
+  }
+}
+
 }  // namespace
+
+Result<int64_t> AppendLegacyDictionary(const arrow::Array& values, int64_t base, std::string* out) {
+  auto stream = arrow::io::BufferOutputStream::Create();
+  if (!stream.ok()) return Status::IOError("legacy dictionary: ", stream.status().message());
+  Sink sink(*stream);
+  sink.Skip(base);
+  LANCE_ASSIGN_OR_RAISE(int64_t at, WriteLegacyDictionary(&sink, values));
+  auto buffer = (*stream)->Finish();
+  if (!buffer.ok()) return Status::IOError("legacy dictionary: ", buffer.status().message());
+  out->append(reinterpret_cast<const char*>((*buffer)->data()), static_cast<size_t>((*buffer)->size()));
+  return at;
+}
 
 Status CheckLegacyWritable(const Schema& schema) {
   for (const auto& f : schema.fields) {
     auto type = ArrowTypeFromField(f);
     if (!type.ok()) return type.status();
-    LANCE_RETURN_NOT_OK(CheckWritableType(f, **type, f.name));
+    LANCE_RETURN_NOT_OK(CheckWritableType(f, **type, f.name, true));
   }
   return Status::OK();
 }
@@ -514,6 +602,9 @@ class LegacyFileWriter::Impl {
   Status Init() {
     LANCE_RETURN_NOT_OK(CheckLegacyWritable(schema_));
     LANCE_ASSIGN_OR_RAISE(arrow_schema_, schema_.ToArrow());
+    for (const auto& f : schema_.FieldsPreOrder()) {
+      if (f.dictionary_values) dictionaries_[f.id] = f.dictionary_values;
+    }
     for (size_t i = 0; i < schema_.fields.size(); ++i) {
       CollectStatsFields(schema_.fields[i], *arrow_schema_->field(static_cast<int>(i))->type(), &stats_,
                          arrow_schema_->field(static_cast<int>(i))->type());
@@ -547,6 +638,8 @@ class LegacyFileWriter::Impl {
     metadata.set_page_table_position(static_cast<uint64_t>(table_at));
     // Step 2: statistics.
     if (!stats_.empty() && groups_ > 0) LANCE_RETURN_NOT_OK(WriteStatistics(metadata.mutable_statistics()));
+    // Step 2b: dictionary values, located by the fields of the schema below.
+    LANCE_RETURN_NOT_OK(WriteDictionaries());
     // Step 3: the schema, as a manifest holding nothing else.
     pb::table::Manifest manifest;
     SchemaToProtoFields(schema_, manifest.mutable_fields());
@@ -594,7 +687,7 @@ class LegacyFileWriter::Impl {
         batch_offsets_.back() + rows > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
       return Status::Invalid("legacy file ", name_, ": more than 2^31 rows");
     }
-    GroupWriter writer(&sink_, &pages_, groups_);
+    GroupWriter writer(&sink_, &pages_, groups_, &dictionaries_);
     for (size_t c = 0; c < schema_.fields.size(); ++c) {
       std::shared_ptr<arrow::Array> column;
       if (parts.size() == 1) {
@@ -614,6 +707,25 @@ class LegacyFileWriter::Impl {
     return Status::OK();
   }
 
+  Status WriteDictionaries() {
+    for (auto& field : schema_.fields) LANCE_RETURN_NOT_OK(WriteDictionaries(&field));
+    return Status::OK();
+  }
+  Status WriteDictionaries(Field* field) {
+    if (auto it = dictionaries_.find(field->id); it != dictionaries_.end()) {
+      LANCE_ASSIGN_OR_RAISE(int64_t at, WriteLegacyDictionary(&sink_, *it->second));
+      field->dictionary_offset = at;
+      field->dictionary_length = it->second->length();
+      field->dictionary_values = it->second;
+    }
+    for (auto& child : field->children) LANCE_RETURN_NOT_OK(WriteDictionaries(&child));
+    return Status::OK();
+  }
+
+ public:
+  const Dictionaries& dictionaries() const { return dictionaries_; }
+
+ private:
   Status AppendGroupStats(const Field& field, const arrow::ArrayData& data) {
     if (data.type->id() == arrow::Type::STRUCT) {
       for (size_t i = 0; i < field.children.size(); ++i) {
@@ -670,6 +782,7 @@ class LegacyFileWriter::Impl {
   std::vector<int32_t> batch_offsets_{0};
   PageTable pages_;
   std::map<int32_t, StatsColumn> stats_;
+  Dictionaries dictionaries_;
 };
 
 LegacyFileWriter::LegacyFileWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -687,5 +800,9 @@ Result<std::unique_ptr<LegacyFileWriter>> LegacyFileWriter::Open(std::shared_ptr
 Status LegacyFileWriter::Write(const std::shared_ptr<arrow::RecordBatch>& batch) { return impl_->Write(batch); }
 
 Result<uint64_t> LegacyFileWriter::Finish() { return impl_->Finish(); }
+
+const std::map<int32_t, std::shared_ptr<arrow::Array>>& LegacyFileWriter::dictionaries() const {
+  return impl_->dictionaries();
+}
 
 }  // namespace lance::file::legacy

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,11 @@ namespace lance::file::legacy {
 /// first field whose type lance-cpp does not write as legacy.
 Status CheckLegacyWritable(const Schema& schema);
 
+/// Appends legacy dictionary `values` to `out`, as if written at file
+/// position `base` (binary values: bytes, then absolute positions); returns
+/// the offset a field's dictionary records (the positions for binary values).
+Result<int64_t> AppendLegacyDictionary(const arrow::Array& values, int64_t base, std::string* out);
+
 /// Writes one legacy file. Not thread-safe.
 class LegacyFileWriter {
  public:
@@ -41,6 +47,9 @@ class LegacyFileWriter {
   /// Writes the last row group, the footer and closes the output. Returns
   /// the number of rows written.
   Result<uint64_t> Finish();
+
+  /// Dictionary values by field id: the schema's, or else the data's.
+  const std::map<int32_t, std::shared_ptr<arrow::Array>>& dictionaries() const;
 
   /// The (major, minor) pair the footer records: (0, 2).
   static constexpr std::pair<uint32_t, uint32_t> kVersionPair{0, 2};
