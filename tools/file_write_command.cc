@@ -1,4 +1,5 @@
-// `lance-cpp file write IN.arrow OUT.lance [--version V] [--max-page-bytes N] [--data-cache-bytes N]`
+// `lance-cpp file write IN.arrow OUT.lance [--version V] [--max-page-bytes N] [--data-cache-bytes N]
+//  [--embedded self-described|mini]`
 // Each record batch of IN is one FileWriter::Write call, in order, as the
 // same batches given to pylance's LanceFileWriter.write_batch.
 #include <cerrno>
@@ -18,7 +19,8 @@ namespace lance::cli {
 namespace {
 
 constexpr const char* kWriteUsage =
-    "lance-cpp file write IN.arrow OUT.lance [--version 2.0|2.1|2.2] [--max-page-bytes N] [--data-cache-bytes N]";
+    "lance-cpp file write IN.arrow OUT.lance [--version 2.0|2.1|2.2] [--max-page-bytes N] [--data-cache-bytes N] "
+    "[--embedded self-described|mini]";
 
 std::optional<uint64_t> ParseCount(const std::string& s) {
   if (s.empty() || s[0] == '-' || s[0] == '+') return std::nullopt;
@@ -92,7 +94,7 @@ Result<uint64_t> WriteAll(arrow::RecordBatchReader& input, const std::string& in
 
 int RunFileWrite(const std::vector<std::string>& argv) {
   Args args;
-  if (auto err = ParseArgs(argv, {"--version", "--max-page-bytes", "--data-cache-bytes"}, {}, &args)) {
+  if (auto err = ParseArgs(argv, {"--version", "--max-page-bytes", "--data-cache-bytes", "--embedded"}, {}, &args)) {
     return ReportUsage(err->message, kWriteUsage);
   }
   if (args.positional.size() != 2) return ReportUsage("file write takes IN.arrow and OUT.lance", kWriteUsage);
@@ -110,6 +112,17 @@ int RunFileWrite(const std::vector<std::string>& argv) {
                          kWriteUsage);
     }
     (std::string(flag) == "--max-page-bytes" ? options.max_page_bytes : options.data_cache_bytes) = *v;
+  }
+  if (args.Has("--embedded")) {
+    const std::string form = args.Get("--embedded");
+    if (form != "self-described" && form != "mini") {
+      return ReportUsage("unsupported --embedded '" + form + "' (expected self-described or mini)", kWriteUsage);
+    }
+    // The reference's encode_batch forms (one batch, unpadded buffers, a
+    // (2,0) footer) need their own layout of the 2.0 encoder's output.
+    return ReportError(Status::NotImplemented("file write --embedded ", form, ": the embedded 2.0 ", form,
+                                              " form is not implemented in lance-cpp; nothing was written to ",
+                                              args.positional[1]));
   }
   const std::string& in_path = args.positional[0];
   const std::string& out_path = args.positional[1];

@@ -190,6 +190,12 @@ def test_errors_leave_no_file(tmp_path):
     proc = _run("file", "write", tmp_path / "missing.arrow", out, check=False)
     assert proc.returncode == 1 and "missing.arrow" in proc.stderr
     assert not out.exists()
+    # The embedded 2.0 forms are refused by name, writing nothing.
+    for form in ("self-described", "mini"):
+        proc = _run("file", "write", src, out, "--embedded", form, check=False)
+        assert proc.returncode == 1 and form in proc.stderr and "not implemented" in proc.stderr
+    assert _run("file", "write", src, out, "--embedded", "tiny", check=False).returncode == 2
+    assert not out.exists()
 
 
 def _pylance_write_ipc_batches(src, dst, version, **kw):
