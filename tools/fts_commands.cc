@@ -261,7 +261,7 @@ int RunSearch(const std::vector<std::string>& argv) {
       "lance-cpp search URI (--full-text QUERY | --fts-query-json JSON) [--fts-columns a,b] [--k K] [--filter PRED]\n"
       "    [--columns a,b] [--postfilter] [--phrase [--slop N]] [--operator or|and] [--boost B] [--fuzziness N\n"
       "    [--prefix-length N] [--max-expansions N]] [--with-row-id] [--version V] [--out FILE]\n"
-      "    [--format csv|json|table]   full-text hits, best first, with _score\n"
+      "    [--format csv|json|table] [--explain]   full-text hits, best first, with _score (--explain: the plan)\n"
       "  --full-text: a match of the terms (OR), a phrase when in double quotes; over --fts-columns (several:\n"
       "    each column's score, a row taking its best), else every column with an INVERTED index.\n"
       "  --fts-query-json: a structured query as pylance's FtsQuery JSON, e.g.\n"
@@ -279,7 +279,7 @@ int RunSearch(const std::vector<std::string>& argv) {
                                           "--columns", "--slop", "--operator", "--boost", "--fuzziness",
                                           "--prefix-length", "--max-expansions", "--version", "--out", "--format"};
   value_flags.insert(value_flags.end(), kVector.begin(), kVector.end());
-  if (auto err = ParseArgs(argv, value_flags, {"--phrase", "--with-row-id", "--postfilter"}, &args)) {
+  if (auto err = ParseArgs(argv, value_flags, {"--phrase", "--with-row-id", "--postfilter", "--explain"}, &args)) {
     return ReportUsage(err->message, kUsage);
   }
   if (args.positional.size() != 1) return ReportUsage("search takes exactly one URI", kUsage);
@@ -353,6 +353,12 @@ int RunSearch(const std::vector<std::string>& argv) {
   open.version = args.Get("--version");
   auto ds = OpenDataset(args.positional[0], open);
   if (!ds.ok()) return ReportError(ds.status());
+  if (args.Has("--explain")) {
+    auto text = ExplainFullTextSearch(*ds, query, options);
+    if (!text.ok()) return ReportError(text.status());
+    std::cout << *text;
+    return kExitOk;
+  }
   auto table = FullTextSearch(*ds, query, options);
   if (!table.ok()) return ReportError(table.status());
   auto reader = std::make_shared<arrow::TableBatchReader>(*table);

@@ -55,7 +55,7 @@ constexpr const char* kUsage =
     "  optimize-indices URI [--index NAME...]   bring new fragments into the indices\n"
     "  drop-index URI NAME | indices URI [--json]   remove an index / list them with their coverage\n"
     "  search URI (--full-text QUERY | --fts-query-json JSON) [--fts-columns a,b] [--k K] [--filter PRED] [--columns a,b]\n"
-    "       [--phrase [--slop N]] [--operator or|and] [--boost B] [--fuzziness N] [--with-row-id] [--out FILE]\n"
+    "       [--phrase [--slop N]] [--operator or|and] [--boost B] [--fuzziness N] [--with-row-id] [--out FILE] [--explain]\n"
     "       full-text hits over INVERTED indices, best first, with _score (`lance-cpp search` alone shows the query JSON)\n"
     "  tokenize (TEXT | --input FILE) [tokenizer options]   the tokens of a full-text tokenizer, as JSON\n"
     "--branch NAME (any command): read or write branch NAME instead of main.\n"

@@ -184,6 +184,14 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
                                                      const FullTextQuery& query,
                                                      const FullTextSearchOptions& options = {});
 
+/// The plan of FullTextSearch(dataset, query, options), as text, instead of
+/// its rows: each leaf's INVERTED indices (`NAME (INVERTED)`) with the
+/// fragments they cover, the fragments searched flat (no index covers
+/// them), and the filter as a prefilter or postfilter with the scan plan
+/// that answers it (naming its scalar indices, as ScanBuilder::ExplainPlan).
+Result<std::string> ExplainFullTextSearch(const std::shared_ptr<const Dataset>& dataset, const FullTextQuery& query,
+                                          const FullTextSearchOptions& options = {});
+
 /// The tokens of `text` under `params` (pylance's lance.tokenize, except
 /// that positions count from the text's first token, not its first kept one).
 Result<std::vector<FtsToken>> Tokenize(std::string_view text, const InvertedIndexParams& params);

@@ -761,27 +761,130 @@ Result<FullTextQuery> FillColumns(const FullTextQuery& q, const std::function<Re
   return Status::Invalid("full-text search: unknown query kind");
 }
 
+// The columns a leaf without one searches: `options`' columns, or every
+// INVERTED-indexed one.
+Result<std::vector<std::string>> DefaultColumns(const Dataset& dataset, const FullTextSearchOptions& options) {
+  if (!options.columns.empty()) return options.columns;
+  std::vector<std::string> columns;
+  std::set<std::string> seen;
+  for (const auto& m : dataset.indices()) {
+    if (IsInverted(m) && m.fields.size() == 1) {
+      const std::string path = dataset.manifest().schema.FieldPath(m.fields[0]);
+      if (seen.insert(path).second) columns.push_back(path);
+    }
+  }
+  if (columns.empty()) return Status::Invalid("full-text search: ", dataset.uri(), " has no INVERTED index");
+  return columns;
+}
+
+std::string JoinIds(const std::vector<uint64_t>& ids) {
+  std::string out;
+  for (uint64_t id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
+  return out;
+}
+
+// The plan of one node of a filled query, indented by `depth`: each leaf's
+// INVERTED indices (from the manifest; nothing is read) and the fragments
+// none of them covers, which the search tokenizes (flat).
+Status ExplainNode(const Dataset& dataset, const FullTextQuery& q, const std::string& filter, int depth,
+                   std::string* out) {
+  const std::string pad(2 * depth, ' ');
+  auto leaf = [&](const std::string& kind, const std::string& column, const std::string& extra) -> Status {
+    *out += pad + kind + ": column=" + column + ", terms=" + q.terms + extra + "\n";
+    const Schema& schema = dataset.manifest().schema;
+    std::set<uint64_t> covered;
+    bool any = false;
+    for (const auto& m : dataset.indices()) {
+      if (!IsInverted(m) || m.fields.size() != 1 || schema.FieldPath(m.fields[0]) != column) continue;
+      std::vector<uint64_t> ids;
+      if (m.fragment_ids) ids.assign(m.fragment_ids->begin(), m.fragment_ids->end());
+      covered.insert(ids.begin(), ids.end());
+      *out += pad + "  InvertedIndexSearch: " + m.name + " (INVERTED), fragments=[" + JoinIds(ids) + "]\n";
+      any = true;
+    }
+    if (!any) {
+      return Status::Invalid("full-text search: column '", column, "' of ", dataset.uri(),
+                             " has no INVERTED index (create one with create-index --type INVERTED)");
+    }
+    std::vector<uint64_t> flat;
+    for (const auto& f : dataset.manifest().fragments) {
+      if (!covered.count(f.id)) flat.push_back(f.id);
+    }
+    if (!flat.empty()) {
+      *out += pad + "  FlatSearch: unindexed fragments=[" + JoinIds(flat) + "]" +
+              (filter.empty() ? "" : ", prefilter=" + filter) + "\n";
+    }
+    return Status::OK();
+  };
+  switch (q.kind) {
+    case FullTextQuery::Kind::kMatch:
+      return leaf("MatchQuery", q.column,
+                  std::string(", operator=") + (q.op == FullTextQuery::Operator::kAnd ? "AND" : "OR") +
+                      (q.fuzziness.value_or(0) ? ", fuzziness=" + std::to_string(*q.fuzziness) : ""));
+    case FullTextQuery::Kind::kPhrase:
+      return leaf("PhraseQuery", q.column, ", slop=" + std::to_string(q.slop));
+    case FullTextQuery::Kind::kMultiMatch:
+      *out += pad + "MultiMatchQuery: best column of\n";
+      for (size_t c = 0; c < q.columns.size(); ++c) {
+        LANCE_RETURN_NOT_OK(ExplainNode(dataset, Evaluator::ColumnMatch(q, c), filter, depth + 1, out));
+      }
+      return Status::OK();
+    case FullTextQuery::Kind::kBoolean: {
+      *out += pad + "BooleanQuery:\n";
+      for (const auto& [occur, clause] : q.clauses) {
+        const char* name = occur == FullTextQuery::Occur::kMust     ? "must"
+                           : occur == FullTextQuery::Occur::kShould ? "should"
+                                                                    : "must_not";
+        *out += pad + "  " + name + ":\n";
+        LANCE_RETURN_NOT_OK(ExplainNode(dataset, clause, filter, depth + 2, out));
+      }
+      return Status::OK();
+    }
+    case FullTextQuery::Kind::kBoost:
+      *out += pad + "BoostQuery: negative_boost=" + std::to_string(q.negative_boost) + "\n" + pad + "  positive:\n";
+      LANCE_RETURN_NOT_OK(ExplainNode(dataset, *q.positive, filter, depth + 2, out));
+      *out += pad + "  negative:\n";
+      return ExplainNode(dataset, *q.negative, filter, depth + 2, out);
+  }
+  return Status::Invalid("full-text search: unknown query kind");
+}
+
 }  // namespace
+
+Result<std::string> ExplainFullTextSearch(const std::shared_ptr<const Dataset>& dataset, const FullTextQuery& query,
+                                          const FullTextSearchOptions& options) {
+  if (options.limit && *options.limit < 0) return Status::Invalid("full-text search: negative limit");
+  LANCE_ASSIGN_OR_RAISE(const FullTextQuery filled,
+                        FillColumns(query, [&] { return DefaultColumns(*dataset, options); }));
+  const bool postfilter = !options.filter.empty() && !options.prefilter;
+  std::string out = "FullTextSearch: uri=" + dataset->uri() + ", version=" + std::to_string(dataset->version()) +
+                    ", k=" + (options.limit ? std::to_string(*options.limit) : std::string("--")) + "\n";
+  LANCE_RETURN_NOT_OK(ExplainNode(*dataset, filled, postfilter ? "" : options.filter, 1, &out));
+  if (!options.filter.empty()) {
+    // The filter's rows come from a scan with it: that scan's plan names
+    // the scalar indices answering it.
+    ScanOptions scan;
+    scan.filter = options.filter;
+    LANCE_ASSIGN_OR_RAISE(auto filter_plan, ScanBuilder(dataset).Options(scan).ExplainPlan());
+    out += std::string("  ") + (postfilter ? "Postfilter (on the best k)" : "Prefilter (before ranking)") + ":\n";
+    size_t start = 0;
+    while (start < filter_plan.size()) {
+      size_t end = filter_plan.find('\n', start);
+      if (end == std::string::npos) end = filter_plan.size();
+      out += "    " + filter_plan.substr(start, end - start) + "\n";
+      start = end + 1;
+    }
+  }
+  return out;
+}
 
 Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const Dataset>& dataset,
                                                      const FullTextQuery& query,
                                                      const FullTextSearchOptions& options) {
   if (options.limit && *options.limit < 0) return Status::Invalid("full-text search: negative limit");
   // A leaf without a column: the options' columns, or every INVERTED-indexed one.
-  auto defaults = [&]() -> Result<std::vector<std::string>> {
-    if (!options.columns.empty()) return options.columns;
-    std::vector<std::string> columns;
-    std::set<std::string> seen;
-    for (const auto& m : dataset->indices()) {
-      if (IsInverted(m) && m.fields.size() == 1) {
-        const std::string path = dataset->manifest().schema.FieldPath(m.fields[0]);
-        if (seen.insert(path).second) columns.push_back(path);
-      }
-    }
-    if (columns.empty()) return Status::Invalid("full-text search: ", dataset->uri(), " has no INVERTED index");
-    return columns;
-  };
-  LANCE_ASSIGN_OR_RAISE(const FullTextQuery filled, FillColumns(query, defaults));
+  LANCE_ASSIGN_OR_RAISE(const FullTextQuery filled,
+                        FillColumns(query, [&] { return DefaultColumns(*dataset, options); }));
 
   // Rows ranked: live ones, passing the filter when it comes first.
   const bool postfilter = !options.filter.empty() && !options.prefilter;
