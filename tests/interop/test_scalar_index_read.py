@@ -365,3 +365,23 @@ def test_commits_carry_index_metadata_as_pylance(tmp_path, stable):
         _check(tmp_path, cpp, filt)
         assert sorted(lance.dataset(cpp).to_table(filter=filt)["id"].to_pylist()) == \
             sorted(lance.dataset(py).to_table(filter=filt)["id"].to_pylist())
+
+
+def test_btree_range_id_is_ignored_by_pylance_14(tmp_path):
+    """pylance 14.0.2 cannot write the range-partitioned BTREE layout: it
+    ignores BTREE's range_id (deprecated) and writes the plain layout, which
+    lance-cpp uses. A range-partitioned lookup is refused by name
+    (tests/unit/scalar_index_test.cc, on a hand-made index directory)."""
+    from lance.file import LanceFileReader
+    uri = tmp_path / "range_id"
+    ds = lance.write_dataset(pa.table({"x": [(i * 37) % 200 for i in range(200)]}), uri, max_rows_per_file=50)
+    ds.create_scalar_index("x", "BTREE", name="x_idx", range_id=0)
+    ds = lance.dataset(uri)
+    lookups = list((uri / "_indices").glob("*/*page_lookup.lance"))
+    assert [p.name for p in lookups] == ["page_lookup.lance"]
+    meta = LanceFileReader(str(lookups[0])).metadata().schema.metadata
+    assert meta[b"range_partitioned"] == b"false", meta
+    explain = _ok("scan", uri, "--filter", "x < 10", "--explain").stdout
+    assert "x_idx (BTree)" in explain, explain
+    ours = _scan(tmp_path, uri, "x < 10", key="x")
+    assert sorted(ours["x"].to_pylist()) == sorted(ds.to_table(filter="x < 10")["x"].to_pylist())
