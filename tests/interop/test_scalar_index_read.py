@@ -385,3 +385,18 @@ def test_btree_range_id_is_ignored_by_pylance_14(tmp_path):
     assert "x_idx (BTree)" in explain, explain
     ours = _scan(tmp_path, uri, "x < 10", key="x")
     assert sorted(ours["x"].to_pylist()) == sorted(ds.to_table(filter="x < 10")["x"].to_pylist())
+
+
+def test_btree_built_in_segments(tmp_path):
+    """How pylance 14 builds a BTREE over fragments in parallel: one segment
+    per fragment (create_index_uncommitted), some merged
+    (merge_existing_index_segments), committed as one index of several
+    segments. lance-cpp uses every segment and gives pylance's rows."""
+    uri = tmp_path / "segments"
+    ds = lance.write_dataset(pa.table({"x": [(i * 37) % 200 for i in range(200)]}), uri, max_rows_per_file=50)
+    segs = [ds.create_index_uncommitted("x", "BTREE", name="x_idx", fragment_ids=[f.fragment_id])
+            for f in ds.get_fragments()]
+    ds = ds.commit_existing_index_segments("x_idx", "x", [ds.merge_existing_index_segments(segs[:2])] + segs[2:])
+    for filt in ["x < 10", "x = 37", "x BETWEEN 50 AND 60"]:
+        explain, _ = _check(tmp_path, uri, filt, expect_index=True, key="x")  # pylance's rows and count
+        assert "x_idx (BTree), fragments=[0, 1, 2, 3]" in explain, explain

@@ -96,7 +96,9 @@ struct ScalarIndexType {
 /// not read that type (yet).
 const ScalarIndexType* FindScalarIndexType(std::string_view details_type_url);
 
-/// Opens `metadata` through the registry; nullptr when it is not usable.
+/// Opens `metadata` through the registry; nullptr when it is not usable
+/// (the filter is scanned), NotImplemented for a layout lance-cpp refuses
+/// (a range-partitioned BTREE).
 Result<std::unique_ptr<ScalarIndex>> OpenScalarIndex(const Dataset& dataset, const IndexMetadata& metadata);
 
 // ---- helpers shared by the index readers
