@@ -19,6 +19,7 @@
 #include "lance/file_reader.h"
 #include "lance/index/bounds_pruner.h"
 #include "lance/index/scalar_index.h"
+#include "lance/warnings.h"
 
 namespace lance::index {
 namespace {
@@ -151,15 +152,16 @@ Result<std::unique_ptr<ScalarIndex>> OpenBTreeIndex(const Dataset& dataset, cons
   if (lookup == nullptr) return OpenLegacyBTreeIndex(dataset, metadata);
   LANCE_ASSIGN_OR_RAISE(auto lookup_schema, lookup->ArrowSchema());
   // The range-partitioned layout (pages in part_{id}_page_data.lance, the
-  // lookup's page_idx counted per range) is refused, not skipped: its
-  // pages are not where this reader looks. pylance 14 reads it but no
-  // longer writes it (it ignores BTREE's range_id).
+  // lookup's page_idx counted per range) is not read: such an index is not
+  // used, and the filter scans (the same rows), with a warning saying why.
+  // pylance 14 reads it but no longer writes it (it ignores BTREE's range_id).
   const auto& meta = lookup->schema().metadata;
   auto part = meta.find("range_partitioned");
   if (part != meta.end() && part->second != "false") {
-    return Status::NotImplemented("BTREE index '", metadata.name, "' of ", dataset.uri(), " has the range-partitioned layout (range_partitioned=",
-                                  part->second, " in page_lookup.lance), which lance-cpp does not read; ",
-                                  "scan without the index (--no-index / use_scalar_index=false) or re-create it");
+    Warn("BTREE index '" + metadata.name + "' of " + dataset.uri() + " has the range-partitioned layout " +
+         "(range_partitioned=" + part->second + " in page_lookup.lance), which lance-cpp does not read: " +
+         "filters on its column scan instead");
+    return std::unique_ptr<ScalarIndex>();
   }
   auto min = lookup_schema->GetFieldByName("min");
   if (min == nullptr || !HasField(*lookup_schema, "max", min->type()) ||
