@@ -20,6 +20,16 @@ Result<FileVersion> FileVersionFromString(std::string_view s) {
                                 "': please upgrade lance-cpp");
 }
 
+std::string CanonicalVersionName(std::string_view s) {
+  auto v = FileVersionFromString(s);
+  return v.ok() ? FileVersionToString(*v) : std::string(s);
+}
+
+bool IsLegacyVersionName(std::string_view s) {
+  auto v = FileVersionFromString(s);
+  return v.ok() && *v == FileVersion::kLegacy;
+}
+
 std::string FileVersionToString(FileVersion v) {
   switch (v) {
     case FileVersion::kLegacy: return "0.1";

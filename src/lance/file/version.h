@@ -19,6 +19,11 @@ Result<FileVersion> FileVersionFromPair(uint32_t major, uint32_t minor);
 Result<FileVersion> FileVersionFromString(std::string_view s);
 /// "0.1", "2.0", "2.1", "2.2".
 std::string FileVersionToString(FileVersion v);
+/// A version name as the writers record it ("legacy" is "0.1", "stable"
+/// 2.2); a name no version has comes back as it is, for its refusal to quote.
+std::string CanonicalVersionName(std::string_view s);
+/// "0.1" or "legacy": the v1 format, whose files never mix with v2 ones.
+bool IsLegacyVersionName(std::string_view s);
 /// The pair a writer records for the version.
 std::pair<uint32_t, uint32_t> FileVersionToPair(FileVersion v);
 

@@ -42,6 +42,15 @@ Result<FragReuseMap> FragReuseMap::Make(const table::FragReuseDetails& details) 
   return m;
 }
 
+RowIdMap ThroughFragReuse(const FragReuseMap* reuse, RowIdMap then) {
+  if (reuse == nullptr) return then;
+  return [reuse, then = std::move(then)](uint64_t id) -> std::optional<uint64_t> {
+    auto now = (*reuse)(id);
+    if (!now) return std::nullopt;
+    return then(*now);
+  };
+}
+
 std::optional<uint64_t> FragReuseMap::operator()(uint64_t address) const {
   for (const auto& map : versions_) {
     auto it = map.find(static_cast<uint32_t>(address >> 32));

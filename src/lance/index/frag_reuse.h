@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lance/dataset.h"
+#include "lance/index/scalar_index.h"
 #include "lance/index_metadata.h"
 #include "lance/status.h"
 #include "lance/table/frag_reuse.h"
@@ -33,6 +34,11 @@ class FragReuseMap {
   // Per version: old fragment id -> new address of each offset (kGone: deleted).
   std::vector<std::unordered_map<uint32_t, std::vector<uint64_t>>> versions_;
 };
+
+/// `then` of a row's address now: an address from before a deferred
+/// compaction goes through `reuse` first (null: nothing to map), and a row
+/// that compaction dropped is gone.
+RowIdMap ThroughFragReuse(const FragReuseMap* reuse, RowIdMap then);
 
 /// Whether `index` of `dataset` was written before one of the fragment
 /// reuse index's compactions over fragments it covers, so its row

@@ -15,6 +15,7 @@
 #include "lance/dataset.h"
 #include "lance/dataset_internal.h"
 #include "lance/file/blob_v2.h"
+#include "lance/file/version.h"
 #include "lance/ops/blob_v2_values.h"
 #include "lance/ops/compact_binary_copy.h"
 #include "lance/ops/dataset_ops_internal.h"
@@ -88,9 +89,8 @@ Result<CompactionOptions> Validated(const CompactionOptions& in, const Dataset& 
   if (o.data_storage_version) {
     // Another v2.x version than the dataset's: the new files are written at
     // it and the commit sets bit 256, as pylance 14.
-    std::string want = *o.data_storage_version;
-    if (want == "stable") want = "2.2";  // pylance 14's stable version (as `write --data-storage-version`)
-    if (want == "legacy") want = "0.1";
+    // pylance 14's names: "stable" is 2.2, "legacy" 0.1 (as `write --data-storage-version`).
+    const std::string want = file::CanonicalVersionName(*o.data_storage_version);
     if (want != version && (want == "0.1" || version == "0.1")) {
       return Status::NotImplemented("compaction option data_storage_version=", *o.data_storage_version,
                                     ": dataset ", dataset.uri(), " is of version ", version,

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "lance/file/blob_v2.h"
+#include "lance/file/version.h"
 #include "lance/util/random.h"
 
 namespace lance::ops {
@@ -20,7 +21,7 @@ constexpr const char* kDataSuffix = ".lance";
 // are not columns of their own), a blob v2 column counting as one leaf.
 void SetFileFields(const Schema& schema, const std::string& storage_version, DataFile* file) {
   // Legacy files address pages by field id: every field, no column indices.
-  if (storage_version == "0.1" || storage_version == "legacy") {
+  if (file::IsLegacyVersionName(storage_version)) {
     for (const auto& f : schema.FieldsPreOrder()) file->fields.push_back(f.id);
     return;
   }
@@ -83,7 +84,7 @@ FragmentWriter::FragmentWriter(const io::ObjectStore& store, Schema schema, Frag
 FragmentWriter::~FragmentWriter() = default;
 
 bool FragmentWriter::legacy() const {
-  return options_.storage_version == "0.1" || options_.storage_version == "legacy";
+  return file::IsLegacyVersionName(options_.storage_version);
 }
 
 Status FragmentWriter::Write(std::shared_ptr<arrow::RecordBatch> batch) {

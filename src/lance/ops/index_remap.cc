@@ -155,14 +155,7 @@ Result<std::vector<IndexFile>> RemapFiles(const Dataset& dataset, const IndexMet
                                           const index::FragReuseMap* reuse, const std::string& dir,
                                           const std::string& file_version) {
   const io::ObjectStore& store = *DatasetAccess::Store(dataset);
-  const index::RowIdMap row_map = [&](uint64_t id) -> std::optional<uint64_t> {
-    if (reuse) {
-      auto now = (*reuse)(id);
-      if (!now) return std::nullopt;
-      id = *now;
-    }
-    return map(id);
-  };
+  const index::RowIdMap row_map = index::ThroughFragReuse(reuse, [&map](uint64_t id) { return map(id); });
   if (IsInverted(index)) return index::WriteRemappedInvertedIndex(dataset, store, dir, index, row_map, file_version);
   const std::string name = index::FindScalarIndexType(index.index_details_type_url)->name.data();
   if (name == "BTree") {

@@ -58,14 +58,9 @@ struct OldRowFilter {
   }
   /// The kept ids as they are now, the others gone.
   index::RowIdMap AsMap() const {
-    return [this](uint64_t id) -> std::optional<uint64_t> {
-      if (reuse) {
-        auto to = (*reuse)(id);
-        if (!to) return std::nullopt;
-        id = *to;
-      }
+    return index::ThroughFragReuse(reuse.get(), [this](uint64_t id) {
       return Keep(id) ? std::optional<uint64_t>(id) : std::nullopt;
-    };
+    });
   }
 };
 

@@ -7,6 +7,7 @@
 #include <arrow/type.h>
 
 #include "lance/file/blob_v2.h"
+#include "lance/file/version.h"
 #include "lance/io/object_store.h"
 #include "lance/ops/auto_cleanup.h"
 #include "lance/ops/blob_v2_external.h"
@@ -20,13 +21,6 @@
 
 namespace lance {
 namespace {
-
-std::string NormalizeStorageVersion(const std::string& v) {
-  if (v == "stable") return "2.2";
-  if (v == "legacy") return "0.1";
-  if (v == "2.0" || v == "2.1" || v == "2.2") return v;
-  return v;  // refused below with the value in the message
-}
 
 // The input's columns in the dataset's order, matched by name.
 Result<std::shared_ptr<arrow::RecordBatch>> ConformToSchema(const std::shared_ptr<arrow::RecordBatch>& batch,
@@ -182,7 +176,7 @@ Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store
     if (params.data_storage_version) {
       // Files of another v2.x version than the dataset's: the commit sets
       // bit 256 and the dataset keeps its own version, as pylance 14.
-      file_version = NormalizeStorageVersion(*params.data_storage_version);
+      file_version = file::CanonicalVersionName(*params.data_storage_version);
       if (file_version != storage_version) {
         if (storage_version == "0.1" || file_version == "0.1") {
           return Status::Invalid("cannot append data files of version ", file_version, " to ", uri,
@@ -199,7 +193,7 @@ Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store
     LANCE_ASSIGN_OR_RAISE(target, schema.ToArrow());
   } else {
     if (params.data_storage_version) {
-      storage_version = NormalizeStorageVersion(*params.data_storage_version);
+      storage_version = file::CanonicalVersionName(*params.data_storage_version);
     } else if (base && !base->file.manifest.data_storage_version.empty()) {
       storage_version = base->file.manifest.data_storage_version;
     } else {

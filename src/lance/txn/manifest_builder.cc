@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "lance/file/version.h"
 #include "lance/table/feature_flags.h"
 #include "lance/table/index_rows.h"
 #include "lance/table/row_id_sequence.h"
@@ -682,8 +683,8 @@ Result<table::ManifestFile> BuildManifest(const Transaction& txn, const BuildInp
   // A legacy dataset keeps its dictionaries' values in the manifest file, at
   // the offsets its fields record: a field that has them recorded but not
   // loaded (or written) cannot be carried into the new manifest.
+  const bool legacy = file::IsLegacyVersionName(m.data_storage_version);
   for (const auto& f : m.schema.FieldsPreOrder()) {
-    const bool legacy = m.data_storage_version == "0.1" || m.data_storage_version == "legacy";
     const bool dictionary = f.logical_type.rfind("dict:", 0) == 0;
     if (f.dictionary_values == nullptr &&
         (f.dictionary_length.value_or(0) > 0 || (legacy && dictionary))) {  // v2 manifests record none
