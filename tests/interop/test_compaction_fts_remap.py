@@ -21,7 +21,7 @@ import lance
 from lance.query import MatchQuery, PhraseQuery
 from conftest import FIXTURES_MISSING, FIXTURES_ROOT
 from test_compaction_index_remap import _rewritten_indices
-from test_fts_index_build import _index_files
+from test_fts_index_build import _assert_files_equal as _assert_index_files_equal, _index_files
 from test_fts_search import assert_same_hits, random_texts
 from test_scalar_index_build import _entries, _normalized, _ok, _run
 
@@ -97,21 +97,8 @@ def _files_view(uri: Path) -> dict:
 
 
 def _assert_files_equal(ours: Path, theirs: Path):
-    """Decoded equal, and the same bytes outside the schema buffer but for
-    part_N_invert.lance of 2.1+ files (as test_fts_index_build compares)."""
-    a, b = _files_view(ours), _files_view(theirs)
-    assert a.keys() == b.keys()
-    for name in a:
-        assert a[name].keys() == b[name].keys(), name
-        for f in a[name]:
-            va, sa, ta, na, oa = a[name][f]
-            vb, sb, tb, nb, ob = b[name][f]
-            assert va == vb, f"{name} {f}: file version"
-            assert sa.equals(sb, check_metadata=True), f"{name} {f}: schema\n{sa}\nvs\n{sb}"
-            assert ta.equals(tb), f"{name} {f}: contents differ"
-            if f.endswith("_invert.lance") and va != (0, 3):
-                continue
-            assert na == nb and oa == ob, f"{name} {f}: bytes differ ({na} vs {nb})"
+    """test_fts_index_build's comparison, over _files_view."""
+    _assert_index_files_equal(ours, theirs, view=_files_view)
 
 
 def _files_of_rewrites(uri: Path, version: str) -> list:

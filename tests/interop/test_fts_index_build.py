@@ -135,14 +135,16 @@ def _index_files(uri: Path) -> dict:
     return out
 
 
-def _assert_files_equal(ours: Path, theirs: Path):
+def _assert_files_equal(ours: Path, theirs: Path, view=None):
     """Decoded equal, and the same bytes but the schema metadata's order;
     part_N_invert.lance of 2.1+ files decoded only: lance-cpp's file writer
     picks run-length encoding by pylance's old rule (fewer runs than half
     the values) where pylance 14 weighs the encoded sizes against
     bit-packing, for a few of its columns (_max_score, the dictionary
-    indices of _impacts, _position_block_offset)."""
-    a, b = _index_files(ours), _index_files(theirs)
+    indices of _impacts, _position_block_offset). `view` reads the files
+    (default _index_files)."""
+    view = view or _index_files
+    a, b = view(ours), view(theirs)
     assert a.keys() == b.keys()
     for name in a:
         assert a[name].keys() == b[name].keys(), name
