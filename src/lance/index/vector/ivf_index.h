@@ -1,0 +1,92 @@
+// One segment (one manifest IndexMetadata entry) of a pylance 14 IVF
+// vector index: `_indices/{uuid}/index.idx` (the IVF model: centroids in
+// the global buffer that schema metadata `lance:ivf` names) and
+// `auxiliary.idx` (the vectors of each partition, raw (IVF_FLAT) or
+// quantized (IVF_PQ, IVF_SQ), with their `_rowid`). Layout:
+// docs/vector-indices.md. Other index types and layouts are refused by
+// Open with an error naming the index.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lance/dataset.h"
+#include "lance/file_reader.h"
+#include "lance/index/vector/distance.h"
+#include "lance/index/vector/pq.h"
+#include "lance/index/vector/sq.h"
+#include "lance/index_metadata.h"
+#include "lance/status.h"
+
+namespace lance::index::vector {
+
+/// Whether a manifest entry is a vector index (its index_details).
+bool IsVectorIndex(const IndexMetadata& metadata);
+
+/// A candidate row of a search: its distance and row id.
+struct Neighbor {
+  float distance;
+  uint64_t row_id;
+};
+/// Nearest first, equal distances by row id (pylance's TopK order); NaN last.
+bool Nearer(const Neighbor& a, const Neighbor& b);
+
+/// Thread-safe once opened.
+class IvfSegment {
+ public:
+  enum class Storage { kFlat, kPq, kSq };
+
+  /// Opens `metadata`'s files; NotImplemented, naming the index, for the
+  /// types and layouts lance-cpp does not search.
+  static Result<std::shared_ptr<const IvfSegment>> Open(const Dataset& dataset, const IndexMetadata& metadata);
+
+  const IndexMetadata& metadata() const { return metadata_; }
+  /// "IVF_FLAT", "IVF_PQ" or "IVF_SQ".
+  const std::string& type_name() const { return type_name_; }
+  Storage storage() const { return storage_; }
+  Metric metric() const { return metric_; }
+  uint32_t dim() const { return dim_; }
+  size_t num_partitions() const { return lengths_.size(); }
+  uint64_t partition_rows(size_t p) const { return lengths_[p]; }
+
+  /// The query as the index compares it: normalized for cosine.
+  std::vector<float> PrepareQuery(const std::vector<float>& query) const;
+  /// Each partition's centroid distance to a prepared query: squared L2
+  /// (l2, cosine) or 1 - q.c (dot).
+  std::vector<float> CentroidDistances(const float* prepared) const;
+  /// Every row of partition `p` with its distance to the prepared query
+  /// (the index's distance: exact for IVF_FLAT, quantized otherwise).
+  Status SearchPartition(size_t p, const float* prepared, std::vector<Neighbor>* out) const;
+
+ private:
+  IvfSegment() = default;
+  IndexMetadata metadata_;
+  std::string type_name_;
+  std::string where_;  // names the index in errors
+  Storage storage_ = Storage::kFlat;
+  Metric metric_ = Metric::kL2;
+  uint32_t dim_ = 0;
+  std::vector<float> centroids_;  // [partitions][dim]
+  std::vector<uint64_t> offsets_;  // rows of auxiliary.idx
+  std::vector<uint32_t> lengths_;
+  std::shared_ptr<FileReader> aux_;
+  std::string code_column_;
+  std::optional<ProductQuantizer> pq_;
+  std::optional<ScalarQuantizer> sq_;
+};
+
+/// How many partitions to probe (pylance 14's IVF probing). `sorted`: the
+/// centroid distances of the partitions, ascending. Returns the initial
+/// probe count and the maximum (late search probes more, in rank order,
+/// while fewer than k rows were found).
+struct ProbePlan {
+  size_t initial = 0;
+  size_t maximum = 0;
+};
+ProbePlan PlanProbes(const std::vector<float>& sorted, Metric metric, int64_t k, uint32_t minimum_nprobes,
+                     std::optional<uint32_t> maximum_nprobes, std::optional<uint32_t> refine_factor);
+
+}  // namespace lance::index::vector
