@@ -1,0 +1,479 @@
+// Nearest-neighbour search as pylance 14 runs `to_table(nearest={...})`
+// (docs/vector-indices.md §4):
+//  - without a vector index (or use_index = false): every live row's exact
+//    distance, the metric l2 unless one is given, the nearest k;
+//  - through an IVF index (every segment of it, deltas included): each
+//    segment's partitions ranked by centroid distance, the initial probe
+//    count (fixed nprobes, or the adaptive rule) searched, more partitions
+//    in rank order while fewer than k rows were found (late search), the
+//    nearest k (k * refine_factor, then re-scored exactly) of the rows the
+//    prefilter and the deletions leave; fragments no segment covers are
+//    searched flat and united with them, every distance then exact;
+//  - a postfilter drops rows from the nearest k.
+// Ties go to the lower row id. The index is used as pylance would use it or
+// refused: nothing falls back to another answer.
+#include "lance/vector_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <unordered_map>
+
+#include <arrow/api.h>
+
+#include "lance/dataset_internal.h"
+#include "lance/index/frag_reuse.h"
+#include "lance/index/vector/distance.h"
+#include "lance/index/vector/ivf_index.h"
+#include "lance/scan/matching_rows.h"
+#include "lance/scanner.h"
+#include "lance/schema.h"
+
+namespace lance {
+namespace {
+
+using index::vector::IvfSegment;
+using index::vector::Metric;
+using index::vector::Nearer;
+using index::vector::Neighbor;
+
+// The k nearest of `all` (nearest first).
+void KeepNearest(std::vector<Neighbor>* all, size_t k) {
+  if (all->size() > k) {
+    std::nth_element(all->begin(), all->begin() + static_cast<std::ptrdiff_t>(k), all->end(), Nearer);
+    all->resize(k);
+  }
+  std::sort(all->begin(), all->end(), Nearer);
+}
+
+// Which row ids may be returned: live rows, passing `filter` when given.
+// Ids are row addresses, or stable row ids when the dataset has them.
+class RowGate {
+ public:
+  static Result<RowGate> Make(const std::shared_ptr<const Dataset>& dataset, const std::string& filter) {
+    RowGate gate;
+    gate.dataset_ = dataset;
+    const auto& fragments = dataset->manifest().fragments;
+    for (size_t i = 0; i < fragments.size(); ++i) gate.index_of_[static_cast<uint32_t>(fragments[i].id)] = i;
+    gate.rows_.resize(fragments.size());
+    if (!filter.empty()) {
+      LANCE_ASSIGN_OR_RAISE(auto allowed, scan::MatchingRows(dataset, filter));
+      for (size_t i = 0; i < fragments.size(); ++i) gate.rows_[i] = std::move(allowed[i]);
+      gate.filtered_ = true;
+    }
+    if (dataset->manifest().UsesStableRowIds()) {
+      gate.stable_ = true;
+      for (size_t i = 0; i < fragments.size(); ++i) {
+        // Live rows only: an updated row's id stays on its deleted old place.
+        LANCE_ASSIGN_OR_RAISE(auto ids, dataset->RowIds(fragments[i]));
+        LANCE_ASSIGN_OR_RAISE(auto deleted, dataset->DeletedRows(fragments[i]));
+        size_t d = 0;
+        for (size_t off = 0; off < ids.size(); ++off) {
+          if (d < deleted.size() && deleted[d] == off) {
+            ++d;
+            continue;
+          }
+          gate.stable_rows_.emplace(ids[off], std::make_pair(i, static_cast<uint32_t>(off)));
+        }
+      }
+    }
+    return gate;
+  }
+
+  /// Whether the row may be returned.
+  Result<bool> Allows(uint64_t row_id) {
+    LANCE_ASSIGN_OR_RAISE(auto fragment, FragmentOf(row_id));
+    return fragment.has_value();
+  }
+
+  /// The id of the fragment holding the row now; nullopt when it may not
+  /// be returned.
+  Result<std::optional<uint32_t>> FragmentOf(uint64_t row_id) {
+    size_t index;
+    uint32_t offset;
+    if (stable_) {
+      auto it = stable_rows_.find(row_id);
+      if (it == stable_rows_.end()) return std::optional<uint32_t>();
+      std::tie(index, offset) = it->second;
+    } else {
+      auto it = index_of_.find(static_cast<uint32_t>(row_id >> 32));
+      if (it == index_of_.end()) return std::optional<uint32_t>();
+      index = it->second;
+      offset = static_cast<uint32_t>(row_id);
+    }
+    auto& rows = rows_[index];
+    bool allowed;
+    if (filtered_) {
+      allowed = std::binary_search(rows->begin(), rows->end(), offset);
+    } else {
+      if (!rows) {
+        LANCE_ASSIGN_OR_RAISE(auto deleted, dataset_->DeletedRows(dataset_->manifest().fragments[index]));
+        rows = std::move(deleted);
+      }
+      allowed = !std::binary_search(rows->begin(), rows->end(), offset);
+    }
+    if (!allowed) return std::nullopt;
+    return static_cast<uint32_t>(dataset_->manifest().fragments[index].id);
+  }
+
+ private:
+  std::shared_ptr<const Dataset> dataset_;
+  bool filtered_ = false;
+  bool stable_ = false;
+  std::unordered_map<uint32_t, size_t> index_of_;  // fragment id -> place in the manifest
+  // Per fragment: the offsets passing the filter, or (no filter) the deleted ones, read when first needed.
+  std::vector<std::optional<std::vector<uint32_t>>> rows_;
+  std::unordered_map<uint64_t, std::pair<size_t, uint32_t>> stable_rows_;
+};
+
+struct Query {
+  std::string column;
+  std::vector<float> values;
+  float norm = 0.0f;
+  uint32_t dim = 0;
+  Metric metric = Metric::kL2;
+  float Distance(const float* x) const {
+    return index::vector::Distance(metric, values.data(), norm, x, dim);
+  }
+};
+
+// The vectors of a fixed-size list array: row i at Row(i), nullptr if null.
+struct Vectors {
+  std::shared_ptr<arrow::FixedSizeListArray> list;
+  const float* values = nullptr;
+  int32_t dim = 0;
+  const float* Row(int64_t i) const {
+    if (list->IsNull(i)) return nullptr;
+    return values + list->value_offset(i);
+  }
+};
+
+Result<Vectors> VectorsOf(const std::shared_ptr<arrow::Array>& array, const std::string& column) {
+  if (array->type_id() != arrow::Type::FIXED_SIZE_LIST) {
+    return Status::Invalid("vector search: column '", column, "' read as ", array->type()->ToString());
+  }
+  Vectors v;
+  v.list = std::static_pointer_cast<arrow::FixedSizeListArray>(array);
+  auto values = std::dynamic_pointer_cast<arrow::FloatArray>(v.list->values());
+  if (!values) return Status::Invalid("vector search: column '", column, "' values are not float32");
+  v.values = values->raw_values();
+  v.dim = v.list->value_length();
+  return v;
+}
+
+// The nearest k of the rows of `fragments` (nullopt: all) passing `filter`,
+// by exact distance.
+Result<std::vector<Neighbor>> FlatSearch(const std::shared_ptr<const Dataset>& dataset, const Query& q, size_t k,
+                                         const std::optional<std::vector<uint64_t>>& fragments,
+                                         const std::string& filter) {
+  std::vector<Neighbor> best;
+  if (k == 0 || (fragments && fragments->empty())) return best;
+  ScanOptions scan;
+  scan.columns = {q.column};
+  scan.with_row_id = true;
+  scan.fragment_ids = fragments;
+  scan.filter = filter;
+  LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    LANCE_RETURN_NOT_OK(reader->ReadNext(&batch));
+    if (!batch) break;
+    LANCE_ASSIGN_OR_RAISE(auto vectors, VectorsOf(batch->column(0), q.column));
+    auto ids = std::static_pointer_cast<arrow::UInt64Array>(batch->GetColumnByName("_rowid"));
+    for (int64_t i = 0; i < batch->num_rows(); ++i) {
+      const float* x = vectors.Row(i);
+      if (!x) continue;  // a null vector has no distance (pylance drops it)
+      best.push_back(Neighbor{q.Distance(x), ids->Value(i)});
+    }
+    if (best.size() > 4 * k + 1024) KeepNearest(&best, k);
+  }
+  KeepNearest(&best, k);
+  return best;
+}
+
+// The exact distances of `rows` (null vectors dropped), nearest first.
+Result<std::vector<Neighbor>> Rescore(const std::shared_ptr<const Dataset>& dataset, const Query& q,
+                                      const std::vector<Neighbor>& rows) {
+  std::vector<uint64_t> ids;
+  for (const auto& r : rows) ids.push_back(r.row_id);
+  std::vector<Neighbor> out;
+  if (ids.empty()) return out;
+  LANCE_ASSIGN_OR_RAISE(auto table, TakeRows(dataset, ids, {q.column}));
+  LANCE_ASSIGN_OR_RAISE(auto array, arrow::Concatenate(table->column(0)->chunks()));
+  LANCE_ASSIGN_OR_RAISE(auto vectors, VectorsOf(array, q.column));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const float* x = vectors.Row(static_cast<int64_t>(i));
+    if (x) out.push_back(Neighbor{q.Distance(x), ids[i]});
+  }
+  std::sort(out.begin(), out.end(), Nearer);
+  return out;
+}
+
+// The vector index entries on `column`: vector index details, or none
+// (pylance before 0.21 recorded none for its vector indices).
+std::vector<const IndexMetadata*> VectorIndicesOn(const Dataset& dataset, const std::string& column) {
+  std::vector<const IndexMetadata*> out;
+  const Schema& schema = dataset.manifest().schema;
+  for (const auto& m : dataset.indices()) {
+    if (m.fields.size() != 1 || schema.FieldPath(m.fields[0]) != column) continue;
+    if (index::vector::IsVectorIndex(m) || m.index_details_type_url.empty()) out.push_back(&m);
+  }
+  return out;
+}
+
+// The nearest `want` rows of the segments (the index's distances), probing
+// as pylance does; rows must pass `gate` and lie in a fragment their
+// segment covers.
+// `reuse` (null: none) maps the row addresses of segments written before a
+// deferred compaction to the rows' addresses now.
+Result<std::vector<Neighbor>> AnnSearch(const std::vector<std::shared_ptr<const IvfSegment>>& segments,
+                                        const std::vector<float>& query, const VectorSearchOptions& options,
+                                        size_t want, RowGate& gate, const index::FragReuseMap* reuse,
+                                        const std::set<uint32_t>& live) {
+  struct Probe {
+    std::vector<float> prepared;
+    std::vector<size_t> order;  // partitions, nearest centroid first
+    index::vector::ProbePlan plan;
+    std::set<uint32_t> covered;
+  };
+  std::vector<Probe> probes;
+  for (const auto& seg : segments) {
+    Probe p;
+    p.prepared = seg->PrepareQuery(query);
+    const auto distances = seg->CentroidDistances(p.prepared.data());
+    p.order.resize(distances.size());
+    for (size_t i = 0; i < p.order.size(); ++i) p.order[i] = i;
+    std::stable_sort(p.order.begin(), p.order.end(), [&](size_t a, size_t b) { return distances[a] < distances[b]; });
+    std::vector<float> sorted;
+    for (size_t i : p.order) sorted.push_back(distances[i]);
+    uint32_t minimum = options.nprobes ? *options.nprobes : options.minimum_nprobes;
+    std::optional<uint32_t> maximum = options.nprobes ? options.nprobes : options.maximum_nprobes;
+    p.plan = index::vector::PlanProbes(sorted, seg->metric(), options.k, minimum, maximum, options.refine_factor);
+    p.covered.insert(seg->metadata().fragment_ids->begin(), seg->metadata().fragment_ids->end());
+    probes.push_back(std::move(p));
+  }
+  std::vector<Neighbor> found;
+  std::vector<Neighbor> part;
+  auto search = [&](size_t s, size_t rank) -> Status {
+    part.clear();
+    LANCE_RETURN_NOT_OK(segments[s]->SearchPartition(probes[s].order[rank], probes[s].prepared.data(), &part));
+    for (auto n : part) {
+      if (reuse) {
+        const std::optional<uint64_t> now = (*reuse)(n.row_id);
+        if (!now) continue;  // deleted before the compaction dropped it
+        if (*now != n.row_id) {
+          const auto to = static_cast<uint32_t>(*now >> 32);
+          // Moved into a fragment that is gone yet out of the bitmap: a later
+          // compaction rewrote it without remapping the index.
+          if (!live.count(to) && !probes[s].covered.count(to)) {
+            return Status::NotImplemented(
+                "vector search: index '", segments[s]->metadata().name, "' predates a compaction recorded in the ",
+                "fragment reuse index (", table::kFragReuseIndexName, ") and a later compaction without ",
+                "defer_index_remap moved its fragments but not its row addresses; re-create the index");
+          }
+        }
+        n.row_id = *now;
+      }
+      // A row answers from where the index saw it: a stable row id an
+      // update moved to a fragment the segment does not cover is that
+      // fragment's row now (searched flat).
+      LANCE_ASSIGN_OR_RAISE(auto fragment, gate.FragmentOf(n.row_id));
+      if (fragment && probes[s].covered.count(*fragment)) found.push_back(n);
+    }
+    return Status::OK();
+  };
+  size_t rounds = 0;
+  for (size_t s = 0; s < segments.size(); ++s) {
+    for (size_t r = 0; r < probes[s].plan.initial; ++r) LANCE_RETURN_NOT_OK(search(s, r));
+    rounds = std::max(rounds, probes[s].plan.initial);
+  }
+  // Late search: further partitions in rank order while fewer than `want`.
+  for (size_t r = rounds; found.size() < want; ++r) {
+    bool any = false;
+    for (size_t s = 0; s < segments.size(); ++s) {
+      if (r < probes[s].plan.initial || r >= probes[s].plan.maximum) continue;
+      LANCE_RETURN_NOT_OK(search(s, r));
+      any = true;
+    }
+    if (!any && std::all_of(probes.begin(), probes.end(), [&](const Probe& p) { return r >= p.plan.maximum; })) break;
+  }
+  KeepNearest(&found, want);
+  return found;
+}
+
+Result<std::vector<Neighbor>> IndexedSearch(const std::shared_ptr<const Dataset>& dataset,
+                                            const std::vector<const IndexMetadata*>& entries, Query& q,
+                                            const VectorSearchOptions& options, const std::string& scan_filter) {
+  const std::string& name = entries.front()->name;
+  for (const auto* m : entries) {
+    if (m->name != name) {
+      return Status::NotImplemented("vector search: column '", q.column, "' of ", dataset->uri(),
+                                    " has several vector indices ('", name, "', '", m->name,
+                                    "'); lance-cpp does not choose between them (use_index=false searches exactly)");
+    }
+  }
+  std::vector<std::shared_ptr<const IvfSegment>> segments;
+  for (const auto* m : entries) {
+    LANCE_ASSIGN_OR_RAISE(auto seg, IvfSegment::Open(*dataset, *m));
+    segments.push_back(std::move(seg));
+  }
+  const std::string where = "vector search: index '" + name + "' on '" + q.column + "' of " + dataset->uri();
+  // After a compaction with defer_index_remap the segments name the old
+  // row addresses: mapped through the fragment reuse index, as pylance 14
+  // maps them (rows no compaction moved map to themselves).
+  std::shared_ptr<const index::FragReuseMap> reuse;
+  std::set<uint32_t> live;
+  if (const auto& details = DatasetAccess::FragReuse(*dataset); details && !dataset->manifest().UsesStableRowIds()) {
+    LANCE_ASSIGN_OR_RAISE(auto map, index::FragReuseMap::Make(*details));
+    if (!map.empty()) reuse = std::make_shared<const index::FragReuseMap>(std::move(map));
+    for (const auto& f : dataset->manifest().fragments) live.insert(static_cast<uint32_t>(f.id));
+  }
+  for (const auto& seg : segments) {
+    if (!seg->metadata().fragment_ids) {
+      return Status::Invalid(where, ": segment ", seg->metadata().UuidString(), " records no fragment bitmap");
+    }
+    if (seg->dim() != q.dim) {
+      return Status::Invalid(where, ": the index has vectors of ", seg->dim(), " values, the query ", q.dim);
+    }
+    if (seg->metric() != segments.front()->metric()) {
+      return Status::Invalid(where, ": its segments use different metrics");
+    }
+  }
+  const Metric metric = segments.front()->metric();
+  if (!options.metric.empty()) {
+    auto asked = index::vector::ParseMetric(options.metric);
+    if (*asked != metric) {
+      return Status::NotImplemented(where, ": the index was built with metric ", index::vector::MetricName(metric),
+                                    ", the query asks for ", options.metric,
+                                    " (use_index=false searches exactly with it)");
+    }
+  }
+  q.metric = metric;
+  const size_t k = static_cast<size_t>(options.k);
+  const size_t want = options.refine_factor ? k * std::max<uint32_t>(*options.refine_factor, 1) : k;
+  LANCE_ASSIGN_OR_RAISE(auto gate, RowGate::Make(dataset, scan_filter));
+  LANCE_ASSIGN_OR_RAISE(auto result, AnnSearch(segments, q.values, options, want, gate, reuse.get(), live));
+  bool exact = false;
+  if (options.refine_factor) {
+    LANCE_ASSIGN_OR_RAISE(result, Rescore(dataset, q, result));
+    if (result.size() > k) result.resize(k);
+    exact = true;
+  }
+  if (!options.fast_search) {
+    std::set<uint64_t> covered;
+    for (const auto& seg : segments) covered.insert(seg->metadata().fragment_ids->begin(), seg->metadata().fragment_ids->end());
+    std::vector<uint64_t> unindexed;
+    for (const auto& f : dataset->manifest().fragments) {
+      if (!covered.count(f.id)) unindexed.push_back(f.id);
+    }
+    if (!unindexed.empty()) {
+      // pylance unites the flat search of these with the index's rows and
+      // re-scores them all exactly.
+      LANCE_ASSIGN_OR_RAISE(auto flat, FlatSearch(dataset, q, k, unindexed, scan_filter));
+      if (!exact) {
+        LANCE_ASSIGN_OR_RAISE(result, Rescore(dataset, q, result));
+      }
+      result.insert(result.end(), flat.begin(), flat.end());
+      KeepNearest(&result, k);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<arrow::Table>> VectorSearch(const std::shared_ptr<const Dataset>& dataset,
+                                                   const VectorSearchOptions& options) {
+  if (options.k <= 0) return Status::Invalid("vector search: k must be positive (got ", options.k, ")");
+  if (options.refine_factor && *options.refine_factor == 0) {
+    return Status::Invalid("vector search: refine_factor must be positive");
+  }
+  if (options.nprobes && *options.nprobes == 0) return Status::Invalid("vector search: nprobes must be positive");
+  if (options.maximum_nprobes && *options.maximum_nprobes < options.minimum_nprobes) {
+    return Status::Invalid("vector search: maximum_nprobes (", *options.maximum_nprobes,
+                           ") is below minimum_nprobes (", options.minimum_nprobes, ")");
+  }
+  Query q;
+  q.column = options.column;
+  q.values = options.query;
+  if (!options.metric.empty()) {
+    auto m = index::vector::ParseMetric(options.metric);
+    if (!m) {
+      if (options.metric == "hamming") {
+        return Status::NotImplemented("vector search: the hamming metric is not supported by lance-cpp");
+      }
+      return Status::Invalid("vector search: unknown metric '", options.metric, "' (l2, cosine or dot)");
+    }
+    q.metric = *m;
+  }
+  LANCE_ASSIGN_OR_RAISE(auto schema, dataset->ArrowSchema());
+  auto field = schema->GetFieldByName(options.column);
+  if (!field) {
+    return Status::Invalid("vector search: ", dataset->uri(), " has no column '", options.column, "'");
+  }
+  const auto& type = field->type();
+  if (type->id() == arrow::Type::LIST || type->id() == arrow::Type::LARGE_LIST) {
+    return Status::NotImplemented("vector search: column '", options.column, "' (", type->ToString(),
+                                  ") holds several vectors per row (multivector), not supported by lance-cpp");
+  }
+  if (type->id() != arrow::Type::FIXED_SIZE_LIST) {
+    return Status::Invalid("vector search: column '", options.column, "' is ", type->ToString(),
+                           ", not a vector column (fixed-size list)");
+  }
+  const auto& list_type = static_cast<const arrow::FixedSizeListType&>(*type);
+  if (list_type.value_type()->id() != arrow::Type::FLOAT) {
+    return Status::NotImplemented("vector search: column '", options.column, "' holds ",
+                                  list_type.value_type()->ToString(),
+                                  " vectors; lance-cpp searches float32 vectors only");
+  }
+  q.dim = static_cast<uint32_t>(list_type.list_size());
+  if (q.values.size() != q.dim) {
+    return Status::Invalid("vector search: the query has ", q.values.size(), " values, column '", options.column,
+                           "' vectors of ", q.dim);
+  }
+  for (float v : q.values) {
+    if (!std::isfinite(v)) return Status::Invalid("vector search: the query holds a value that is not finite");
+  }
+
+  q.norm = index::vector::Norm(q.values.data(), q.dim);
+  const bool postfilter = !options.filter.empty() && !options.prefilter;
+  const std::string scan_filter = postfilter ? "" : options.filter;
+  const size_t k = static_cast<size_t>(options.k);
+  std::vector<Neighbor> result;
+  const auto entries = VectorIndicesOn(*dataset, options.column);
+  if (options.use_index && !entries.empty()) {
+    LANCE_ASSIGN_OR_RAISE(result, IndexedSearch(dataset, entries, q, options, scan_filter));
+  } else {
+    LANCE_ASSIGN_OR_RAISE(result, FlatSearch(dataset, q, k, std::nullopt, scan_filter));
+  }
+  if (postfilter) {
+    LANCE_ASSIGN_OR_RAISE(auto passing, RowGate::Make(dataset, options.filter));
+    std::vector<Neighbor> kept;
+    for (const auto& n : result) {
+      LANCE_ASSIGN_OR_RAISE(bool allowed, passing.Allows(n.row_id));
+      if (allowed) kept.push_back(n);
+    }
+    result = std::move(kept);
+  }
+
+  std::vector<uint64_t> row_ids;
+  arrow::FloatBuilder distances;
+  for (const auto& n : result) {
+    row_ids.push_back(n.row_id);
+    LANCE_RETURN_NOT_OK(distances.Append(n.distance));
+  }
+  LANCE_ASSIGN_OR_RAISE(auto table, TakeRows(dataset, row_ids, options.columns));
+  LANCE_ASSIGN_OR_RAISE(auto distance_array, distances.Finish());
+  LANCE_ASSIGN_OR_RAISE(table, table->AddColumn(table->num_columns(), arrow::field("_distance", arrow::float32()),
+                                                std::make_shared<arrow::ChunkedArray>(distance_array)));
+  if (options.with_row_id) {
+    arrow::UInt64Builder ids;
+    LANCE_RETURN_NOT_OK(ids.AppendValues(row_ids));
+    LANCE_ASSIGN_OR_RAISE(auto id_array, ids.Finish());
+    LANCE_ASSIGN_OR_RAISE(table, table->AddColumn(table->num_columns(), arrow::field("_rowid", arrow::uint64()),
+                                                  std::make_shared<arrow::ChunkedArray>(id_array)));
+  }
+  return table;
+}
+
+}  // namespace lance
