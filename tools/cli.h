@@ -86,6 +86,8 @@ int RunIndexCommand(const std::string& cmd, const std::vector<std::string>& argv
 /// with create-index --type INVERTED.
 int RunTokenize(const std::vector<std::string>& argv);
 int RunSearch(const std::vector<std::string>& argv);
+/// `search --column COL --vector ...` (tools/vector_search_command.cc).
+int RunVectorSearch(const std::vector<std::string>& argv);
 extern const std::vector<std::string> kTokenizerValueFlags;
 extern const std::vector<std::string> kTokenizerSwitchFlags;
 std::optional<UsageError> ParseTokenizerFlags(const Args& args, InvertedIndexParams* params);

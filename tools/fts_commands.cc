@@ -271,10 +271,13 @@ int RunSearch(const std::vector<std::string>& argv) {
       "    {\"multi_match\": {\"query\": \"fox\", \"columns\": [\"a\", \"b\"], \"boost\": [1.0, 2.0], \"operator\": \"OR\"}}\n"
       "    {\"boolean\": {\"must\": [Q, ...], \"should\": [Q, ...], \"must_not\": [Q, ...]}}\n"
       "    {\"boost\": {\"positive\": Q, \"negative\": Q, \"negative_boost\": 0.5}}";
+  // A nearest-neighbour search (tools/vector_search_command.cc).
+  for (const auto& a : argv) {
+    if (a == "--vector" || a == "--column") return RunVectorSearch(argv);
+  }
   Args args;
-  static const std::vector<std::string> kVector = {"--column", "--vector", "--queries", "--nprobes",
-                                                   "--minimum-nprobes", "--maximum-nprobes", "--refine-factor",
-                                                   "--ef", "--metric"};
+  static const std::vector<std::string> kVector = {"--queries", "--nprobes", "--minimum-nprobes",
+                                                   "--maximum-nprobes", "--refine-factor", "--ef", "--metric"};
   std::vector<std::string> value_flags = {"--full-text", "--fts-query-json", "--fts-columns", "--k", "--filter",
                                           "--columns", "--slop", "--operator", "--boost", "--fuzziness",
                                           "--prefix-length", "--max-expansions", "--version", "--out", "--format"};
