@@ -18,7 +18,7 @@ import pytest
 
 import lance
 
-from conftest import assert_clean_failure
+from conftest import FIXTURES_MISSING, FIXTURES_ROOT, assert_clean_failure
 
 RTOL = 1e-5
 
@@ -58,7 +58,8 @@ def ours(lance_cpp, uri: Path, q: np.ndarray, k: int, *args):
     proc = run_ours(lance_cpp, uri, q, k, *args)
     assert proc.returncode == 0, proc.stderr
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    return [(r["id"], r["_distance"]) for r in rows]
+    # JSON has no infinity: the CLI writes null for it.
+    return [(r["id"], float("inf") if r["_distance"] is None else r["_distance"]) for r in rows]
 
 
 def close(a: float, b: float) -> bool:
@@ -307,6 +308,27 @@ def test_adaptive_probes(lance_cpp, tmp_path):
             assert_identical(ours(lance_cpp, uri, q, k, "--minimum-nprobes", "2", "--maximum-nprobes", "4"),
                              theirs(uri, q, k, minimum_nprobes=2, maximum_nprobes=4), f"min/max q{qi} k={k}")
     assert differs_from_one_probe > 0  # the test can tell probe counts apart
+    # Larger k: the profile's other rows (11 to 29 partitions here), and
+    # k > 1000 (the reference's ratio rule, then late search).
+    for qi, q in enumerate(queries(13, 2, 16)):
+        for k in (50, 150, 300, 700, 1001):
+            assert_identical(ours(lance_cpp, uri, q, k), theirs(uri, q, k), f"q{qi} k={k}")
+    # A prefilter admitting at most k rows with unbounded probes: pylance
+    # returns them all, those outside the first partitions at +inf.
+    saw_inf = False
+    for qi, q in enumerate(queries(19, 3, 16)):
+        for pred in ("id < 3", "id < 10", "id < 12", "id < 40"):
+            for kw, args in (({}, []), ({"nprobes": 1}, ["--nprobes", "1"]),
+                             ({"maximum_nprobes": 3}, ["--maximum-nprobes", "3"]),
+                             ({"minimum_nprobes": 2}, ["--minimum-nprobes", "2"]),
+                             ({"refine_factor": 2}, ["--refine-factor", "2"])):
+                want = theirs(uri, q, 10, filter=pred, prefilter=True, **kw)
+                got = ours(lance_cpp, uri, q, 10, "--filter", pred, *args)
+                assert [i for i, _ in got] == [i for i, _ in want], f"{pred} {kw}\n{got}\n{want}"
+                for (_, a), (_, b) in zip(got, want):
+                    assert a == b == float("inf") or close(a, b), f"{pred} {kw}\n{got}\n{want}"
+                saw_inf = saw_inf or any(d == float("inf") for _, d in want)
+    assert saw_inf
 
 
 # --------------------------------------------------------------------------- refused
@@ -382,3 +404,25 @@ def test_after_deferred_compaction(lance_cpp, tmp_path, index_type):
             got = ours(lance_cpp, uri, q, 10, *args)
             assert all(i % 11 != 3 for i, _ in got)
             check(got, theirs(uri, q, 10, **kw), f"q{qi} {args}")
+
+
+@pytest.mark.skipif(not FIXTURES_ROOT.exists(), reason=FIXTURES_MISSING)
+@pytest.mark.parametrize("fixture,column,dim", [("v0.8.14/corrupt_index", "vector", 128),
+                                                ("v0.21.0/bad_index_fragment_bitmap", "vector", 16),
+                                                ("v0.27.1/pq_in_schema", "vec", 32)])
+def test_older_index_layouts_refused(lance_cpp, tmp_path, fixture, column, dim):
+    """Legacy single-file and 0.27 / 0.30 layouts: refused by name, and
+    exact search (--no-index) still gives pylance's use_index=False rows."""
+    uri = tmp_path / "old"
+    shutil.copytree(FIXTURES_ROOT / fixture, uri)
+    name = lance.dataset(uri).list_indices()[0]["name"]
+    q = np.full(dim, 0.5, np.float32)
+    vec = ",".join(repr(float(x)) for x in q)
+    proc = lance_cpp.run("search", uri, "--column", column, "--vector", vec, "--k", "5")
+    assert_clean_failure(proc, name, "older")
+    proc = lance_cpp.run_ok("search", uri, "--column", column, "--vector", vec, "--k", "5", "--no-index",
+                            "--format", "json", "--with-row-id")
+    got = [(r["_rowid"], r["_distance"]) for r in map(json.loads, proc.stdout.splitlines()) if r]
+    t = lance.dataset(uri).to_table(nearest={"column": column, "q": q, "k": 5, "use_index": False},
+                                    columns=[], with_row_id=True)
+    assert_identical(got, list(zip(t["_rowid"].to_pylist(), t["_distance"].to_pylist())))

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <unordered_map>
 
@@ -78,6 +79,28 @@ class RowGate {
       }
     }
     return gate;
+  }
+
+  bool filtered() const { return filtered_; }
+
+  /// With a filter: the ids of the rows it admits in `fragments` (ids),
+  /// when they are at most `limit`; nullopt when there are more.
+  Result<std::optional<std::vector<uint64_t>>> Admitted(const std::set<uint32_t>& fragments, size_t limit) const {
+    std::vector<uint64_t> out;
+    const auto& manifest_fragments = dataset_->manifest().fragments;
+    for (size_t i = 0; i < manifest_fragments.size(); ++i) {
+      const auto id = static_cast<uint32_t>(manifest_fragments[i].id);
+      if (!fragments.count(id) || !rows_[i]) continue;
+      if (out.size() + rows_[i]->size() > limit) return std::optional<std::vector<uint64_t>>();
+      std::vector<uint64_t> stable;
+      if (stable_) {
+        LANCE_ASSIGN_OR_RAISE(stable, dataset_->RowIds(manifest_fragments[i]));
+      }
+      for (uint32_t offset : *rows_[i]) {
+        out.push_back(stable_ ? stable.at(offset) : (uint64_t{id} << 32 | offset));
+      }
+    }
+    return std::optional<std::vector<uint64_t>>(std::move(out));
   }
 
   /// Whether the row may be returned.
@@ -222,7 +245,8 @@ std::vector<const IndexMetadata*> VectorIndicesOn(const Dataset& dataset, const 
 }
 
 // The nearest `want` rows of the segments (the index's distances), probing
-// as pylance does; rows must pass `gate` and lie in a fragment their
+// as pylance does (late search and its shortcut count to k, not to `want`:
+// with a refine factor pylance stops probing at k rows, observed); rows must pass `gate` and lie in a fragment their
 // segment covers.
 // `reuse` (null: none) maps the row addresses of segments written before a
 // deferred compaction to the rows' addresses now.
@@ -287,8 +311,26 @@ Result<std::vector<Neighbor>> AnnSearch(const std::vector<std::shared_ptr<const 
     for (size_t r = 0; r < probes[s].plan.initial; ++r) LANCE_RETURN_NOT_OK(search(s, r));
     rounds = std::max(rounds, probes[s].plan.initial);
   }
-  // Late search: further partitions in rank order while fewer than `want`.
-  for (size_t r = rounds; found.size() < want; ++r) {
+  const auto k = static_cast<size_t>(options.k);
+  // A filter admitting at most k rows of the segments, probes not
+  // bounded: pylance 14 returns them all, those the first partitions did not
+  // hold with an infinite distance, and searches no further (observed).
+  bool late = true;
+  if (gate.filtered() && !options.nprobes && !options.maximum_nprobes) {
+    std::set<uint32_t> covered;
+    for (const auto& p : probes) covered.insert(p.covered.begin(), p.covered.end());
+    LANCE_ASSIGN_OR_RAISE(auto admitted, gate.Admitted(covered, k));
+    if (admitted) {
+      std::set<uint64_t> seen;
+      for (const auto& n : found) seen.insert(n.row_id);
+      for (uint64_t id : *admitted) {
+        if (!seen.count(id)) found.push_back(Neighbor{std::numeric_limits<float>::infinity(), id});
+      }
+      late = false;
+    }
+  }
+  // Late search: further partitions in rank order while fewer than k.
+  for (size_t r = rounds; late && found.size() < k; ++r) {
     bool any = false;
     for (size_t s = 0; s < segments.size(); ++s) {
       if (r < probes[s].plan.initial || r >= probes[s].plan.maximum) continue;

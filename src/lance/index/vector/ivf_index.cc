@@ -99,7 +99,7 @@ Result<std::shared_ptr<const IvfSegment>> IvfSegment::Open(const Dataset& datase
     return Status::NotImplemented(where, ": an older index layout (index details '",
                                   metadata.index_details_type_url.empty() ? std::string("none")
                                                                           : metadata.index_details_type_url,
-                                  "', written by pylance before 0.3x) is not searched by lance-cpp; search with ",
+                                  "', written by an older pylance) is not searched by lance-cpp; search with ",
                                   "use_index=false (exact), or re-create the index");
   }
   lance::index::pb::VectorIndexDetails details;
