@@ -426,3 +426,24 @@ def test_older_index_layouts_refused(lance_cpp, tmp_path, fixture, column, dim):
     t = lance.dataset(uri).to_table(nearest={"column": column, "q": q, "k": 5, "use_index": False},
                                     columns=[], with_row_id=True)
     assert_identical(got, list(zip(t["_rowid"].to_pylist(), t["_distance"].to_pylist())))
+
+
+@pytest.mark.parametrize("damage", ["truncate_aux", "truncate_index", "missing_aux", "garbage_aux"])
+def test_damaged_index_files_fail_cleanly(lance_cpp, indexed, tmp_path, damage):
+    uri = copy_of(indexed("IVF_PQ", "l2"), tmp_path, "damaged")
+    (seg,) = list((uri / "_indices").iterdir())
+    aux, idx = seg / "auxiliary.idx", seg / "index.idx"
+    if damage == "truncate_aux":
+        aux.write_bytes(aux.read_bytes()[: aux.stat().st_size // 2])
+    elif damage == "truncate_index":
+        idx.write_bytes(idx.read_bytes()[:100])
+    elif damage == "missing_aux":
+        aux.unlink()
+    else:
+        data = bytearray(aux.read_bytes())
+        for i in range(0, len(data) - 64, 97):
+            data[i] ^= 0x5A
+        aux.write_bytes(bytes(data))
+    q = queries(20, 1, 32)[0]
+    assert_clean_failure(run_ours(lance_cpp, uri, q, 10, "--nprobes", "8"))
+    ours(lance_cpp, uri, q, 10, "--no-index")  # exact search does not read the index
