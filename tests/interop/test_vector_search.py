@@ -364,6 +364,14 @@ def test_bad_queries(lance_cpp, tmp_path):
     f64 = tmp_path / "f64"
     lance.write_dataset(pa.table({"vec": pa.FixedSizeListArray.from_arrays(pa.array(np.zeros(8)), 4)}), f64)
     assert_clean_failure(run_ours(lance_cpp, f64, q, 1), "double")
+    multi = tmp_path / "multi"
+    inner = pa.FixedSizeListArray.from_arrays(pa.array(np.zeros(16, np.float32)), 4)
+    lance.write_dataset(pa.table({"vec": pa.ListArray.from_arrays(pa.array([0, 2, 4], pa.int32()), inner)}), multi)
+    assert_clean_failure(run_ours(lance_cpp, multi, q, 1), "multivector")
+    u8 = tmp_path / "u8"
+    lance.write_dataset(pa.table({"vec": pa.FixedSizeListArray.from_arrays(pa.array(np.zeros(8, np.uint8)), 4)}), u8)
+    assert_clean_failure(run_ours(lance_cpp, u8, q, 1, "--metric", "hamming"), "hamming")
+    assert_clean_failure(run_ours(lance_cpp, u8, q, 1), "uint8")
 
 
 # --------------------------------------------------------------------------- row ids
