@@ -455,3 +455,19 @@ def test_damaged_index_files_fail_cleanly(lance_cpp, indexed, tmp_path, damage):
     q = queries(20, 1, 32)[0]
     assert_clean_failure(run_ours(lance_cpp, uri, q, 10, "--nprobes", "8"))
     ours(lance_cpp, uri, q, 10, "--no-index")  # exact search does not read the index
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1"])
+@pytest.mark.parametrize("index_type", ["IVF_FLAT", "IVF_PQ", "IVF_SQ"])
+def test_index_files_of_older_storage_versions(lance_cpp, tmp_path, version, index_type):
+    """pylance writes the index files in the dataset's storage version (2.0: file version 0.3)."""
+    vecs = vectors(21, 2000, 16)
+    uri = make(tmp_path, "v", vecs, max_rows_per_file=700, data_storage_version=version)
+    params = {"num_partitions": 4}
+    if index_type == "IVF_PQ":
+        params["num_sub_vectors"] = 4
+    lance.dataset(uri).create_index("vec", index_type, **params)
+    check = assert_identical if index_type == "IVF_FLAT" else assert_overlap
+    for qi, q in enumerate(queries(21, 4, 16)):
+        for args, kw in (([], {}), (["--nprobes", "2"], {"nprobes": 2})):
+            check(ours(lance_cpp, uri, q, 10, *args), theirs(uri, q, 10, **kw), f"{version} q{qi} {args}")
