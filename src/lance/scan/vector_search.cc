@@ -312,11 +312,15 @@ Result<std::vector<Neighbor>> AnnSearch(const std::vector<std::shared_ptr<const 
     rounds = std::max(rounds, probes[s].plan.initial);
   }
   const auto k = static_cast<size_t>(options.k);
-  // A filter admitting at most k rows of the segments, probes not
-  // bounded: pylance 14 returns them all, those the first partitions did not
-  // hold with an infinite distance, and searches no further (observed).
+  // Late search happens when the probe count is not fixed (the initial
+  // count below the maximum) and fewer than k rows were found. Then a filter
+  // admitting at most k rows of the segments makes pylance 14 return them
+  // all, those the first partitions did not hold with an infinite distance,
+  // and search no further (observed; lance's knn.rs late_search).
   bool late = true;
-  if (gate.filtered() && !options.nprobes && !options.maximum_nprobes) {
+  const bool may_search_late = std::any_of(probes.begin(), probes.end(),
+                                           [](const Probe& p) { return p.plan.initial < p.plan.maximum; });
+  if (gate.filtered() && may_search_late && found.size() < k) {
     std::set<uint32_t> covered;
     for (const auto& p : probes) covered.insert(p.covered.begin(), p.covered.end());
     LANCE_ASSIGN_OR_RAISE(auto admitted, gate.Admitted(covered, k));
