@@ -49,8 +49,10 @@ struct VectorSearchOptions {
   /// Search through the column's vector index when it has one; false:
   /// always exact (flat) search over every row.
   bool use_index = true;
-  /// With an index: skip the fragments it does not cover (searched flat
-  /// otherwise) and return the index's distances.
+  /// Search only what an index covers, with the index's distances: the
+  /// fragments it does not cover are skipped (searched flat otherwise).
+  /// Without an index used (none, or use_index false) nothing is returned,
+  /// as in pylance.
   bool fast_search = false;
   /// Output columns; empty: all of them. `_distance` (float32) follows
   /// them, then `_rowid` when `with_row_id`.

@@ -147,6 +147,8 @@ def test_flat_search_filters_deletes_and_ties(lance_cpp, tmp_path):
         post = theirs(uri, q, 10, filter="id % 3 = 0")
         assert len(post) < 10
         assert_identical(ours(lance_cpp, uri, q, 10, "--filter", "id % 3 = 0", "--postfilter"), post, "postfilter")
+    # fast_search without an index: nothing is indexed, nothing returned (as pylance)
+    assert theirs(uri, q, 10, fast_search=True) == [] == ours(lance_cpp, uri, q, 10, "--fast-search")
     # deletes by lance-cpp
     lance_cpp.run_ok("delete", uri, "id < 400")
     for q in queries(3, 3, 8):

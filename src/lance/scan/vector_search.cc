@@ -489,9 +489,11 @@ Result<std::shared_ptr<arrow::Table>> VectorSearch(const std::shared_ptr<const D
   const auto entries = VectorIndicesOn(*dataset, options.column);
   if (options.use_index && !entries.empty()) {
     LANCE_ASSIGN_OR_RAISE(result, IndexedSearch(dataset, entries, q, options, scan_filter));
-  } else {
+  } else if (!options.fast_search) {
     LANCE_ASSIGN_OR_RAISE(result, FlatSearch(dataset, q, k, std::nullopt, scan_filter));
   }
+  // fast_search without an index used: no row is indexed, none is returned
+  // (pylance 14 returns an empty table, with use_index=False too).
   if (postfilter) {
     LANCE_ASSIGN_OR_RAISE(auto passing, RowGate::Make(dataset, options.filter));
     std::vector<Neighbor> kept;
