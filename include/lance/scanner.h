@@ -40,6 +40,11 @@ struct ScanOptions {
   /// Answer the filter through the dataset's scalar indices where they can
   /// (pylance's `use_scalar_index`); false always scans. Rows are the same.
   bool use_scalar_index = true;
+  /// Keep the data files' readers open in the dataset handle (up to 128),
+  /// so later scans and takes skip opening them; false opens each for this
+  /// scan only and closes it after its fragment (a one-pass read such as
+  /// compaction's, whose readers would only hold memory). Rows are the same.
+  bool cache_file_readers = true;
   arrow::MemoryPool* pool = arrow::default_memory_pool();
 };
 

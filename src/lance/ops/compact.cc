@@ -29,12 +29,15 @@
 #include "lance/txn/commit.h"
 #include "lance/util/parallel.h"
 #include "lance/util/progress_reporter.h"
+#include "lance/util/read_ahead.h"
 
 namespace lance {
 namespace {
 
 constexpr const char* kBlobMetaKey = "lance-encoding:blob";
 constexpr uint64_t kDefaultMaxOverlaysPerFragment = 10;
+// Bytes of batches read ahead of the writer (at least one batch).
+constexpr uint64_t kReadAheadBytes = 4 << 20;
 
 // The options' values lance-cpp cannot honour, refused by name; and the
 // reference's validate(): a threshold of 1.0 or more turns materializing off.
@@ -474,10 +477,19 @@ Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, con
     scan.fragment_ids = task.fragment_ids;
     scan.with_row_address = blob_v2;  // where the blob bytes are read from
     if (options.batch_size) scan.batch_size = static_cast<int64_t>(*options.batch_size);
+    // Each old file is read once: its reader need not stay open after it.
+    scan.cache_file_readers = false;
     LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
+    // The next batches are read (files opened, pages decoded, deleted rows
+    // dropped) while this thread hands the last ones to the writer, unless
+    // this task runs on the CPU pool, whose threads the reading would wait on.
+    std::unique_ptr<util::ReadAhead> ahead;
+    if (!arrow::internal::GetCpuThreadPool()->OwnsThisThread()) {
+      ahead = std::make_unique<util::ReadAhead>(reader, kReadAheadBytes);
+    }
     while (true) {
       std::shared_ptr<arrow::RecordBatch> batch;
-      LANCE_RETURN_NOT_OK(reader->ReadNext(&batch));
+      LANCE_RETURN_NOT_OK(ahead ? ahead->ReadNext(&batch) : reader->ReadNext(&batch));
       if (!batch) break;
       if (batch->num_rows() == 0) continue;
       const uint64_t rows = static_cast<uint64_t>(batch->num_rows());

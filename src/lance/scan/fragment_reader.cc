@@ -148,7 +148,7 @@ Result<std::shared_ptr<arrow::Array>> AssembleStruct(const std::vector<StructPar
 
 Result<std::unique_ptr<FragmentReader>> FragmentReader::Open(const Dataset& dataset, const Fragment& fragment,
                                                             const std::vector<const Field*>& fields,
-                                                            arrow::MemoryPool* pool) {
+                                                            arrow::MemoryPool* pool, bool cache_file_readers) {
   auto reader = std::unique_ptr<FragmentReader>(new FragmentReader());
   reader->dataset_ = &dataset;
   reader->fields_ = fields;
@@ -180,7 +180,12 @@ Result<std::unique_ptr<FragmentReader>> FragmentReader::Open(const Dataset& data
         LANCE_ASSIGN_OR_RAISE(auto legacy, file::legacy::LegacyFileReader::Open(handle, source.location, pool));
         source.legacy = std::move(legacy);
       } else {
-        LANCE_ASSIGN_OR_RAISE(source.v2, dataset.OpenDataFileReader(*file, pool));
+        if (cache_file_readers) {
+          LANCE_ASSIGN_OR_RAISE(source.v2, dataset.OpenDataFileReader(*file, pool));
+        } else {
+          LANCE_ASSIGN_OR_RAISE(auto handle, dataset.OpenDataFile(*file));
+          LANCE_ASSIGN_OR_RAISE(source.v2, FileReader::Open(std::move(handle), source.location, pool));
+        }
         if (source.v2->num_rows() != reader->rows_) {
           return Status::Invalid("data file ", source.location, " has ", source.v2->num_rows(),
                                  " rows but its fragment has ", reader->rows_);

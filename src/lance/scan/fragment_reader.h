@@ -24,10 +24,12 @@ namespace lance::scan {
 class FragmentReader {
  public:
   /// Reads the given top-level fields of the dataset schema, in that order,
-  /// with the dataset's names and types.
+  /// with the dataset's names and types. With `cache_file_readers` the data
+  /// files' readers are the dataset handle's (kept open for later reads);
+  /// without, they are this reader's own and close with it.
   static Result<std::unique_ptr<FragmentReader>> Open(const Dataset& dataset, const Fragment& fragment,
                                                       const std::vector<const Field*>& fields,
-                                                      arrow::MemoryPool* pool);
+                                                      arrow::MemoryPool* pool, bool cache_file_readers = true);
 
   /// Physical rows, deleted ones included.
   uint64_t num_rows() const { return rows_; }

@@ -206,7 +206,8 @@ Result<FragmentScan> StartFragment(const Plan& plan, const Fragment& fragment) {
     if (fs.candidates->empty()) return fs;  // nothing to read
     LANCE_ASSIGN_OR_RAISE(fs.reader, scan::FragmentReader::Open(ds, fragment, plan.read_fields, plan.options.pool));
   } else {
-    LANCE_ASSIGN_OR_RAISE(fs.reader, scan::FragmentReader::Open(ds, fragment, plan.read_fields, plan.options.pool));
+    LANCE_ASSIGN_OR_RAISE(fs.reader, scan::FragmentReader::Open(ds, fragment, plan.read_fields, plan.options.pool,
+                                                                plan.options.cache_file_readers));
     LANCE_ASSIGN_OR_RAISE(fs.windows, fs.reader->ReadWindows(ScanWindowRows(fs.reader->EstimatedBytesPerRow())));
     LANCE_ASSIGN_OR_RAISE(fs.deleted, ds.DeletedRows(fragment));
   }
