@@ -143,16 +143,90 @@ uint64_t CompactLeafBytes(const arrow::ArrayData& data) {
   return static_cast<uint64_t>(n) * static_cast<uint64_t>(data.type->bit_width()) / 8;
 }
 
+// Whether a buffer of `size` bytes holding `needed` keeps no more memory
+// alive than a copy would: its own allocation (not a slice of a parent),
+// about as large as what it holds.
+bool NoLargerThanNeeded(const std::shared_ptr<arrow::Buffer>& buffer, uint64_t needed) {
+  if (!buffer->is_cpu() || buffer->parent() != nullptr) return false;
+  const uint64_t slack = needed / 8 + 64;
+  return static_cast<uint64_t>(buffer->size()) <= needed + slack &&
+         static_cast<uint64_t>(buffer->capacity()) <= needed + slack;
+}
+
+// Whether `data` is what a copy of it would be (a freshly decoded or
+// filtered array): offset 0, every buffer its own and sized to its rows,
+// offsets from 0, children exactly as long as the rows need; plain
+// fixed-width, string, binary, list, fixed-size list and struct types only.
+// Holding it then costs what holding its copy would, and the encoders'
+// size estimates (offsets, lengths and values) come out the same.
+bool IsOwnCompactArray(const arrow::ArrayData& data) {
+  if (data.offset != 0 || data.length < 0 || data.dictionary) return false;
+  const auto n = static_cast<uint64_t>(data.length);
+  const auto id = data.type->id();
+  auto own = [&](size_t i, uint64_t needed) {
+    return i < data.buffers.size() && data.buffers[i] && NoLargerThanNeeded(data.buffers[i], needed);
+  };
+  // (A bitmap without nulls is kept; the encoders go by the null count.)
+  if (!data.buffers.empty() && data.buffers[0] && !own(0, (n + 7) / 8)) return false;
+  auto child_exact = [&](uint64_t rows) {
+    return data.child_data.size() == 1 && static_cast<uint64_t>(data.child_data[0]->length) == rows &&
+           IsOwnCompactArray(*data.child_data[0]);
+  };
+  switch (id) {
+    case arrow::Type::BOOL:
+      return data.buffers.size() == 2 && own(1, (n + 7) / 8);
+    case arrow::Type::STRING:
+    case arrow::Type::BINARY: {
+      if (data.buffers.size() != 3 || !own(1, (n + 1) * 4)) return false;
+      const int32_t* offsets = data.GetValues<int32_t>(1);
+      if (offsets[0] != 0 || offsets[n] < 0) return false;
+      const auto bytes = static_cast<uint64_t>(offsets[n]);
+      return bytes == 0 ? (!data.buffers[2] || NoLargerThanNeeded(data.buffers[2], 0)) : own(2, bytes);
+    }
+    case arrow::Type::LARGE_STRING:
+    case arrow::Type::LARGE_BINARY: {
+      if (data.buffers.size() != 3 || !own(1, (n + 1) * 8)) return false;
+      const int64_t* offsets = data.GetValues<int64_t>(1);
+      if (offsets[0] != 0 || offsets[n] < 0) return false;
+      const auto bytes = static_cast<uint64_t>(offsets[n]);
+      return bytes == 0 ? (!data.buffers[2] || NoLargerThanNeeded(data.buffers[2], 0)) : own(2, bytes);
+    }
+    case arrow::Type::LIST: {
+      if (data.buffers.size() != 2 || !own(1, (n + 1) * 4)) return false;
+      const int32_t* offsets = data.GetValues<int32_t>(1);
+      return offsets[0] == 0 && offsets[n] >= 0 && child_exact(static_cast<uint64_t>(offsets[n]));
+    }
+    case arrow::Type::LARGE_LIST: {
+      if (data.buffers.size() != 2 || !own(1, (n + 1) * 8)) return false;
+      const int64_t* offsets = data.GetValues<int64_t>(1);
+      return offsets[0] == 0 && offsets[n] >= 0 && child_exact(static_cast<uint64_t>(offsets[n]));
+    }
+    case arrow::Type::FIXED_SIZE_LIST:
+      return child_exact(n * static_cast<uint64_t>(static_cast<const arrow::FixedSizeListType&>(*data.type).list_size()));
+    case arrow::Type::STRUCT:
+      for (const auto& child : data.child_data) {
+        if (static_cast<uint64_t>(child->length) != n || !IsOwnCompactArray(*child)) return false;
+      }
+      return true;
+    default:
+      if (!arrow::is_primitive(id) || id == arrow::Type::NA || data.buffers.size() != 2) return false;
+      return own(1, n * static_cast<uint64_t>(data.type->bit_width()) / 8);
+  }
+}
+
 // The values the writer hands to an encoder. The reference deep-copies an
 // array only when it stays buffered (keep_original_array false), so that a
 // column waiting in the cache does not keep a whole input batch alive (an
 // IPC batch's columns share one allocation, a slice its parent's buffers).
 // An array larger than the cache is encoded at once: a compact one goes as
 // it is, any other is copied (concatenating one array copies just its rows),
-// so the encoders see the same values and sizes either way.
+// so the encoders see the same values and sizes either way. An array that
+// already is what its copy would be (a scan's or compaction's fresh batch)
+// is kept as it is: the copy would cost time and memory and change nothing.
 Result<std::shared_ptr<arrow::Array>> ValuesToEncode(const std::shared_ptr<arrow::Array>& array,
                                                      uint64_t cache_bytes_per_column) {
   if (CompactLeafBytes(*array->data()) > cache_bytes_per_column) return array;
+  if (IsOwnCompactArray(*array->data())) return array;
   return arrow::Concatenate({array});
 }
 
