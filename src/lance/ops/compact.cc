@@ -36,7 +36,9 @@ namespace {
 
 constexpr const char* kBlobMetaKey = "lance-encoding:blob";
 constexpr uint64_t kDefaultMaxOverlaysPerFragment = 10;
-// Bytes of batches read ahead of the writer (at least one batch).
+// Fragments read at once ahead of the writer, and the bytes of batches
+// that may wait (besides the fragment being written).
+constexpr size_t kReadAheadThreads = 2;
 constexpr uint64_t kReadAheadBytes = 4 << 20;
 
 // The options' values lance-cpp cannot honour, refused by name; and the
@@ -479,13 +481,23 @@ Result<RewriteResult> Execute(const std::shared_ptr<const Dataset>& dataset, con
     if (options.batch_size) scan.batch_size = static_cast<int64_t>(*options.batch_size);
     // Each old file is read once: its reader need not stay open after it.
     scan.cache_file_readers = false;
-    LANCE_ASSIGN_OR_RAISE(auto reader, ScanBuilder(dataset).Options(scan).ToReader());
-    // The next batches are read (files opened, pages decoded, deleted rows
-    // dropped) while this thread hands the last ones to the writer, unless
-    // this task runs on the CPU pool, whose threads the reading would wait on.
+    std::shared_ptr<arrow::RecordBatchReader> reader;
+    // The next fragments are read (files opened, pages decoded, deleted rows
+    // dropped), two at once, each on a thread of its own, while this thread
+    // hands the batches before to the writer: the same batches in the same
+    // order, one fragment's scan after another's. Not when this task runs on
+    // the CPU pool, whose threads the reading waits on.
     std::unique_ptr<util::ReadAhead> ahead;
     if (!arrow::internal::GetCpuThreadPool()->OwnsThisThread()) {
-      ahead = std::make_unique<util::ReadAhead>(reader, kReadAheadBytes);
+      auto open = [dataset, scan, ids = task.fragment_ids](size_t i) {
+        ScanOptions one = scan;
+        one.fragment_ids = std::vector<uint64_t>{ids[i]};
+        return ScanBuilder(dataset).Options(std::move(one)).ToReader();
+      };
+      ahead = std::make_unique<util::ReadAhead>(task.fragment_ids.size(), std::move(open), kReadAheadThreads,
+                                                kReadAheadBytes);
+    } else {
+      LANCE_ASSIGN_OR_RAISE(reader, ScanBuilder(dataset).Options(scan).ToReader());
     }
     while (true) {
       std::shared_ptr<arrow::RecordBatch> batch;
