@@ -1,6 +1,9 @@
 // util::ReadAhead: the batches of a sequence of readers, in order, whatever
 // the threads and the byte limit; errors where they happened.
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include <arrow/array.h>
@@ -92,6 +95,39 @@ TEST(ReadAheadTest, AnErrorComesAfterTheBatchesBeforeIt) {
   ReadAhead reading(4, failing, 2, 1 << 20);
   EXPECT_EQ(Firsts(reading, &end), (std::vector<int64_t>{0, -10}));
   EXPECT_TRUE(end.IsIOError()) << end.ToString();
+}
+
+// A long reader counting the batches it has given.
+class Counting : public arrow::RecordBatchReader {
+ public:
+  explicit Counting(std::atomic<int>* given) : given_(given) {}
+  std::shared_ptr<arrow::Schema> schema() const override { return Schema(); }
+  Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
+    if (*given_ >= 50) return Status::OK();
+    *out = Batch(*given_ * 10, 10);
+    ++*given_;
+    return Status::OK();
+  }
+
+ private:
+  std::atomic<int>* given_;
+};
+
+TEST(ReadAheadTest, ALongReaderIsNotReadWhollyAheadOfASlowConsumer) {
+  std::atomic<int> given{0};
+  auto open = [&](size_t r) -> Result<std::shared_ptr<arrow::RecordBatchReader>> {
+    if (r == 0) return std::make_shared<Counting>(&given);
+    return Numbered(r);
+  };
+  ReadAhead ahead(2, open, 2, 0);
+  for (int taken = 0; taken < 50; ++taken) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // One batch waiting, one being read at most.
+    EXPECT_LE(given.load() - taken, 2);
+    std::shared_ptr<arrow::RecordBatch> batch;
+    ASSERT_TRUE(ahead.ReadNext(&batch).ok());
+    ASSERT_NE(batch, nullptr);
+  }
 }
 
 TEST(ReadAheadTest, StopsEarlyWhenDestroyedUnread) {

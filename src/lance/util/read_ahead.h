@@ -24,10 +24,10 @@ namespace lance::util {
 /// The batches of the readers `open(0)` .. `open(n - 1)`, in that order,
 /// each reader's batches as it gives them (so whatever is written from them
 /// is the same as when read one after another). Up to `threads` readers are
-/// read at once, each on a thread of this object's; readers after the one
-/// being consumed stop while their waiting batches take `max_bytes` or more
-/// (the one being consumed never does), so memory stays near `max_bytes`
-/// plus a batch per thread.
+/// read at once, each on a thread of this object's; while the waiting
+/// batches take `max_bytes` or more, readers stop (the one being consumed
+/// only while one of its batches waits), so memory stays near `max_bytes`
+/// plus a batch per thread, whatever the readers' lengths.
 /// REQUIRES: not used on a thread of Arrow's CPU pool when the readers use
 /// that pool (they would wait on tasks queued behind the caller).
 /// Thread-compatible: one consumer.
@@ -102,7 +102,12 @@ class ReadAhead {
       while (true) {
         {
           std::unique_lock<std::mutex> lock(mu_);
-          changed_.wait(lock, [&] { return stop_ || i == consumed_ || queued_bytes_ < max_bytes_; });
+          // Past the limit only the reader being consumed goes on, and only
+          // while none of its batches waits: memory stays bounded by the
+          // batches, however long a reader is.
+          changed_.wait(lock, [&] {
+            return stop_ || queued_bytes_ < max_bytes_ || (i == consumed_ && slots_[i].batches.empty());
+          });
           if (stop_) return;
         }
         std::shared_ptr<arrow::RecordBatch> batch;
