@@ -36,16 +36,17 @@ int RunVectorSearch(const std::vector<std::string>& argv) {
       "lance-cpp search URI --column COL --vector V1,V2,... [--k K] [--nprobes N] [--minimum-nprobes N]\n"
       "    [--maximum-nprobes N] [--refine-factor R] [--metric l2|cosine|dot] [--filter PRED] [--postfilter]\n"
       "    [--no-index] [--fast-search] [--columns a,b] [--with-row-id] [--version V] [--out FILE]\n"
-      "    [--format csv|json|table]\n"
+      "    [--format csv|json|table] [--explain]\n"
       "  the K (default 10) rows nearest to the vector, nearest first, with _distance (l2: squared; cosine:\n"
       "  1 - cos; dot: 1 - dot), through the column's IVF_FLAT / IVF_PQ / IVF_SQ index when it has one (other\n"
       "  index types are refused: --no-index searches exactly). The filter applies before the nearest K are\n"
-      "  chosen unless --postfilter (then fewer than K may be returned).";
+      "  chosen unless --postfilter (then fewer than K may be returned). --explain runs the search and prints\n"
+      "  what it did instead of the rows: each index segment with its probe counts and partitions searched.";
   Args args;
   const std::vector<std::string> value_flags = {"--column", "--vector", "--k", "--nprobes", "--minimum-nprobes",
                                                 "--maximum-nprobes", "--refine-factor", "--metric", "--filter",
                                                 "--columns", "--version", "--out", "--format"};
-  if (auto err = ParseArgs(argv, value_flags, {"--postfilter", "--with-row-id", "--no-index", "--fast-search"},
+  if (auto err = ParseArgs(argv, value_flags, {"--postfilter", "--with-row-id", "--no-index", "--fast-search", "--explain"},
                            &args)) {
     return ReportUsage(err->message, kUsage);
   }
@@ -100,6 +101,12 @@ int RunVectorSearch(const std::vector<std::string>& argv) {
   open.version = args.Get("--version");
   auto ds = OpenDataset(args.positional[0], open);
   if (!ds.ok()) return ReportError(ds.status());
+  if (args.Has("--explain")) {
+    auto text = ExplainVectorSearch(*ds, options);
+    if (!text.ok()) return ReportError(text.status());
+    std::cout << *text;
+    return kExitOk;
+  }
   auto table = VectorSearch(*ds, options);
   if (!table.ok()) return ReportError(table.status());
   auto reader = std::make_shared<arrow::TableBatchReader>(*table);

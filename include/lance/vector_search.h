@@ -70,4 +70,12 @@ struct VectorSearchOptions {
 Result<std::shared_ptr<arrow::Table>> VectorSearch(const std::shared_ptr<const Dataset>& dataset,
                                                    const VectorSearchOptions& options);
 
+/// VectorSearch(dataset, options) run, and what it did as text instead of
+/// its rows (as pylance's analyze_plan): each index segment searched as
+/// `NAME (TYPE)` with its fragments, its partitions, the probe counts
+/// chosen (minimum_nprobes after the adaptive rule, maximum_nprobes) and
+/// the partitions searched; the fragments searched flat; refine; the filter.
+Result<std::string> ExplainVectorSearch(const std::shared_ptr<const Dataset>& dataset,
+                                        const VectorSearchOptions& options);
+
 }  // namespace lance

@@ -9,6 +9,7 @@ search are refused with an error naming them, never answered otherwise."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -112,6 +113,18 @@ def exact(vecs: np.ndarray, q: np.ndarray, k: int, metric: str = "l2", ids=None)
     ids = np.arange(len(v)) if ids is None else np.asarray(ids)
     order = np.lexsort((ids, d))[:k]
     return [(int(ids[i]), float(d[i])) for i in order]
+
+
+def assert_same_probes(lance_cpp, uri: Path, q: np.ndarray, k: int, *args, **nearest):
+    """lance-cpp's partitions searched (--explain, summed over segments) are
+    pylance's (analyze_plan's partitions_searched of ANNSubIndex)."""
+    plan = lance.dataset(uri).scanner(nearest={"column": "vec", "q": q, "k": k, **nearest},
+                                      columns=["id"]).analyze_plan()
+    want = sum(int(n) for n in re.findall(r"ANNSubIndex.*?partitions_searched=(\d+)", plan))
+    proc = run_ours(lance_cpp, uri, q, k, *args, "--explain")
+    assert proc.returncode == 0, proc.stderr
+    got = sum(int(n) for n in re.findall(r"partitions_searched=(\d+)", proc.stdout))
+    assert want > 0 and got == want, f"k={k} {nearest}: {got} partitions vs pylance's {want}\n{proc.stdout}\n{plan}"
 
 
 # --------------------------------------------------------------------------- flat search
@@ -233,6 +246,9 @@ def test_ivf_quantized(lance_cpp, indexed, index_type, metric):
             # refine: exact distances of the candidates, pylance's rows
             assert_identical(ours(lance_cpp, uri, q, 10, *args, "--refine-factor", "3"),
                              theirs(uri, q, 10, refine_factor=3, **kw), f"refine q{qi}")
+        for k in (1, 10):
+            assert_same_probes(lance_cpp, uri, q, k)
+            assert_same_probes(lance_cpp, uri, q, k, "--refine-factor", "3", refine_factor=3)
     assert identical >= total - 1, f"{identical}/{total} queries gave pylance's rows in pylance's order"
 
 
@@ -288,6 +304,9 @@ def test_ivf_deletes_appends_deltas(lance_cpp, indexed, tmp_path, index_type):
     assert stats["num_indices"] == 2
     same("two segments")
     same("two segments nprobes", nprobes=3)
+    for q in qs:
+        for k in (1, 10, 50):
+            assert_same_probes(lance_cpp, uri, q, k)
     lance_cpp.run_ok("delete", uri, "id >= 3500 AND id < 3550")
     same("two segments after deletes")
     # A whole fragment deleted: gone from the manifest, its rows still in the index.
@@ -312,6 +331,13 @@ def test_adaptive_probes(lance_cpp, tmp_path):
             assert_identical(ours(lance_cpp, uri, q, k, "--minimum-nprobes", "2", "--maximum-nprobes", "4"),
                              theirs(uri, q, k, minimum_nprobes=2, maximum_nprobes=4), f"min/max q{qi} k={k}")
     assert differs_from_one_probe > 0  # the test can tell probe counts apart
+    # The probe counts themselves, against analyze_plan's partitions_searched
+    # (no filter: no late search, whose concurrent probing pylance does not fix).
+    for qi, q in enumerate(queries(13, 5, 16)):
+        for k, kw, args in ((1, {}, []), (10, {}, []), (50, {}, []), (10, {"nprobes": 3}, ["--nprobes", "3"]),
+                            (10, {"minimum_nprobes": 2, "maximum_nprobes": 4},
+                             ["--minimum-nprobes", "2", "--maximum-nprobes", "4"])):
+            assert_same_probes(lance_cpp, uri, q, k, *args, **kw)
     # Larger k: the profile's other rows (11 to 29 partitions here), and
     # k > 1000 (the reference's ratio rule, then late search).
     for qi, q in enumerate(queries(13, 2, 16)):

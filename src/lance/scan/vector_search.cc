@@ -253,12 +253,13 @@ std::vector<const IndexMetadata*> VectorIndicesOn(const Dataset& dataset, const 
 Result<std::vector<Neighbor>> AnnSearch(const std::vector<std::shared_ptr<const IvfSegment>>& segments,
                                         const std::vector<float>& query, const VectorSearchOptions& options,
                                         size_t want, RowGate& gate, const index::FragReuseMap* reuse,
-                                        const std::set<uint32_t>& live) {
+                                        const std::set<uint32_t>& live, std::string* explain) {
   struct Probe {
     std::vector<float> prepared;
     std::vector<size_t> order;  // partitions, nearest centroid first
     index::vector::ProbePlan plan;
     std::set<uint32_t> covered;
+    size_t searched = 0;
   };
   std::vector<Probe> probes;
   for (const auto& seg : segments) {
@@ -279,6 +280,7 @@ Result<std::vector<Neighbor>> AnnSearch(const std::vector<std::shared_ptr<const 
   std::vector<Neighbor> found;
   std::vector<Neighbor> part;
   auto search = [&](size_t s, size_t rank) -> Status {
+    ++probes[s].searched;
     part.clear();
     LANCE_RETURN_NOT_OK(segments[s]->SearchPartition(probes[s].order[rank], probes[s].prepared.data(), &part));
     for (auto n : part) {
@@ -343,13 +345,27 @@ Result<std::vector<Neighbor>> AnnSearch(const std::vector<std::shared_ptr<const 
     }
     if (!any && std::all_of(probes.begin(), probes.end(), [&](const Probe& p) { return r >= p.plan.maximum; })) break;
   }
+  if (explain) {
+    for (size_t s = 0; s < segments.size(); ++s) {
+      const auto& m = segments[s]->metadata();
+      std::string fragments;
+      for (uint32_t f : probes[s].covered) fragments += (fragments.empty() ? "" : ", ") + std::to_string(f);
+      *explain += "  IvfSearch: " + m.name + " (" + segments[s]->type_name() + "), segment=" + m.UuidString() +
+                  ", metric=" + index::vector::MetricName(segments[s]->metric()) + ", fragments=[" + fragments +
+                  "], partitions=" + std::to_string(segments[s]->num_partitions()) +
+                  ", minimum_nprobes=" + std::to_string(probes[s].plan.initial) +
+                  ", maximum_nprobes=" + std::to_string(probes[s].plan.maximum) +
+                  ", partitions_searched=" + std::to_string(probes[s].searched) + "\n";
+    }
+  }
   KeepNearest(&found, want);
   return found;
 }
 
 Result<std::vector<Neighbor>> IndexedSearch(const std::shared_ptr<const Dataset>& dataset,
                                             const std::vector<const IndexMetadata*>& entries, Query& q,
-                                            const VectorSearchOptions& options, const std::string& scan_filter) {
+                                            const VectorSearchOptions& options, const std::string& scan_filter,
+                                            std::string* explain) {
   const std::string& name = entries.front()->name;
   for (const auto* m : entries) {
     if (m->name != name) {
@@ -398,9 +414,10 @@ Result<std::vector<Neighbor>> IndexedSearch(const std::shared_ptr<const Dataset>
   const size_t k = static_cast<size_t>(options.k);
   const size_t want = options.refine_factor ? k * std::max<uint32_t>(*options.refine_factor, 1) : k;
   LANCE_ASSIGN_OR_RAISE(auto gate, RowGate::Make(dataset, scan_filter));
-  LANCE_ASSIGN_OR_RAISE(auto result, AnnSearch(segments, q.values, options, want, gate, reuse.get(), live));
+  LANCE_ASSIGN_OR_RAISE(auto result, AnnSearch(segments, q.values, options, want, gate, reuse.get(), live, explain));
   bool exact = false;
   if (options.refine_factor) {
+    if (explain) *explain += "  Refine: " + std::to_string(want) + " candidates re-scored exactly\n";
     LANCE_ASSIGN_OR_RAISE(result, Rescore(dataset, q, result));
     if (result.size() > k) result.resize(k);
     exact = true;
@@ -411,6 +428,11 @@ Result<std::vector<Neighbor>> IndexedSearch(const std::shared_ptr<const Dataset>
     std::vector<uint64_t> unindexed;
     for (const auto& f : dataset->manifest().fragments) {
       if (!covered.count(f.id)) unindexed.push_back(f.id);
+    }
+    if (explain) {
+      std::string ids;
+      for (uint64_t f : unindexed) ids += (ids.empty() ? "" : ", ") + std::to_string(f);
+      *explain += "  FlatSearch: unindexed fragments=[" + ids + "]" + (unindexed.empty() ? "" : ", every distance re-scored exactly") + "\n";
     }
     if (!unindexed.empty()) {
       // pylance unites the flat search of these with the index's rows and
@@ -428,8 +450,9 @@ Result<std::vector<Neighbor>> IndexedSearch(const std::shared_ptr<const Dataset>
 
 }  // namespace
 
-Result<std::shared_ptr<arrow::Table>> VectorSearch(const std::shared_ptr<const Dataset>& dataset,
-                                                   const VectorSearchOptions& options) {
+// The search; with `explain`, also what it did, as text.
+static Result<std::shared_ptr<arrow::Table>> Run(const std::shared_ptr<const Dataset>& dataset,
+                                          const VectorSearchOptions& options, std::string* explain) {
   if (options.k <= 0) return Status::Invalid("vector search: k must be positive (got ", options.k, ")");
   if (options.refine_factor && *options.refine_factor == 0) {
     return Status::Invalid("vector search: refine_factor must be positive");
@@ -488,9 +511,15 @@ Result<std::shared_ptr<arrow::Table>> VectorSearch(const std::shared_ptr<const D
   std::vector<Neighbor> result;
   const auto entries = VectorIndicesOn(*dataset, options.column);
   if (options.use_index && !entries.empty()) {
-    LANCE_ASSIGN_OR_RAISE(result, IndexedSearch(dataset, entries, q, options, scan_filter));
+    LANCE_ASSIGN_OR_RAISE(result, IndexedSearch(dataset, entries, q, options, scan_filter, explain));
   } else if (!options.fast_search) {
+    if (explain) *explain += std::string("  FlatSearch: every fragment, metric=") + index::vector::MetricName(q.metric) + "\n";
     LANCE_ASSIGN_OR_RAISE(result, FlatSearch(dataset, q, k, std::nullopt, scan_filter));
+  } else if (explain) {
+    *explain += "  (fast_search without an index: nothing searched)\n";
+  }
+  if (explain && !options.filter.empty()) {
+    *explain += std::string("  ") + (postfilter ? "Postfilter (on the nearest k): " : "Prefilter: ") + options.filter + "\n";
   }
   // fast_search without an index used: no row is indexed, none is returned
   // (pylance 14 returns an empty table, with use_index=False too).
@@ -522,6 +551,20 @@ Result<std::shared_ptr<arrow::Table>> VectorSearch(const std::shared_ptr<const D
                                                   std::make_shared<arrow::ChunkedArray>(id_array)));
   }
   return table;
+}
+
+Result<std::shared_ptr<arrow::Table>> VectorSearch(const std::shared_ptr<const Dataset>& dataset,
+                                                   const VectorSearchOptions& options) {
+  return Run(dataset, options, nullptr);
+}
+
+Result<std::string> ExplainVectorSearch(const std::shared_ptr<const Dataset>& dataset,
+                                        const VectorSearchOptions& options) {
+  std::string out = "VectorSearch: uri=" + dataset->uri() + ", version=" + std::to_string(dataset->version()) +
+                    ", column=" + options.column + ", k=" + std::to_string(options.k) + "\n";
+  LANCE_ASSIGN_OR_RAISE(auto table, Run(dataset, options, &out));
+  out += "  rows returned: " + std::to_string(table->num_rows()) + "\n";
+  return out;
 }
 
 }  // namespace lance
