@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <list>
-#include <mutex>
 #include <unordered_map>
 
 #include <arrow/api.h>
@@ -11,6 +9,7 @@
 
 #include "lance/file_reader.h"
 #include "lance/index/fst.h"
+#include "lance/index/index_cache.h"
 #include "lance/index/scalar_index.h"
 #include "lance/table/roaring_portable.h"
 
@@ -374,26 +373,8 @@ Result<InvertedIndexParams> InvertedIndex::ReadParams(const Dataset& dataset, co
 Result<std::shared_ptr<const InvertedIndex>> InvertedIndex::OpenCached(const Dataset& dataset,
                                                                        const IndexMetadata& metadata) {
   // A handful of indices: each holds its documents' row ids and lengths.
-  constexpr size_t kCapacity = 8;
-  static std::mutex mu;
-  static std::list<std::pair<std::string, std::shared_ptr<const InvertedIndex>>> cache;  // most recent first
-  const std::string key = dataset.uri() + "\n" + (metadata.base_id ? std::to_string(*metadata.base_id) : "-") +
-                          "\n" + metadata.UuidString();
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    for (auto it = cache.begin(); it != cache.end(); ++it) {
-      if (it->first == key) {
-        cache.splice(cache.begin(), cache, it);
-        return cache.front().second;
-      }
-    }
-  }
-  LANCE_ASSIGN_OR_RAISE(auto opened, Open(dataset, metadata));
-  std::shared_ptr<const InvertedIndex> index = std::move(opened);
-  std::lock_guard<std::mutex> lock(mu);
-  cache.emplace_front(key, index);
-  if (cache.size() > kCapacity) cache.pop_back();
-  return index;
+  static OpenedIndexCache<InvertedIndex> cache(8);
+  return cache.GetOrOpen(OpenedIndexKey(dataset, metadata), [&] { return Open(dataset, metadata); });
 }
 
 uint64_t InvertedIndex::num_docs() const {

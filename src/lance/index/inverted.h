@@ -65,6 +65,9 @@ class InvertedIndex {
                                                                  const IndexMetadata& metadata);
   ~InvertedIndex();
 
+  /// The entry the index was opened with. Through OpenCached that may be
+  /// another version's entry: take what a version decides (fragment_ids)
+  /// from the searched dataset's own entry, never from here.
   const IndexMetadata& metadata() const { return metadata_; }
   const InvertedIndexParams& params() const { return params_; }
   const FtsTokenizer& tokenizer() const { return tokenizer_; }
