@@ -244,13 +244,15 @@ std::vector<const IndexMetadata*> VectorIndicesOn(const Dataset& dataset, const 
   return out;
 }
 
-// The nearest `want` rows of the segments (the index's distances), probing
+// The nearest `want` rows of the segments (the index's distances; `entries`:
+// the searched version's manifest entry of each, for its fragment bitmap), probing
 // as pylance does (late search and its shortcut count to k, not to `want`:
 // with a refine factor pylance stops probing at k rows, observed); rows must pass `gate` and lie in a fragment their
 // segment covers.
 // `reuse` (null: none) maps the row addresses of segments written before a
 // deferred compaction to the rows' addresses now.
 Result<std::vector<Neighbor>> AnnSearch(const std::vector<std::shared_ptr<const IvfSegment>>& segments,
+                                        const std::vector<const IndexMetadata*>& entries,
                                         const std::vector<float>& query, const VectorSearchOptions& options,
                                         size_t want, RowGate& gate, const index::FragReuseMap* reuse,
                                         const std::set<uint32_t>& live, std::string* explain) {
@@ -262,7 +264,8 @@ Result<std::vector<Neighbor>> AnnSearch(const std::vector<std::shared_ptr<const 
     size_t searched = 0;
   };
   std::vector<Probe> probes;
-  for (const auto& seg : segments) {
+  for (size_t s = 0; s < segments.size(); ++s) {
+    const auto& seg = segments[s];
     Probe p;
     p.prepared = seg->PrepareQuery(query);
     const auto distances = seg->CentroidDistances(p.prepared.data());
@@ -274,7 +277,7 @@ Result<std::vector<Neighbor>> AnnSearch(const std::vector<std::shared_ptr<const 
     uint32_t minimum = options.nprobes ? *options.nprobes : options.minimum_nprobes;
     std::optional<uint32_t> maximum = options.nprobes ? options.nprobes : options.maximum_nprobes;
     p.plan = index::vector::PlanProbes(sorted, seg->metric(), options.k, minimum, maximum, options.refine_factor);
-    p.covered.insert(seg->metadata().fragment_ids->begin(), seg->metadata().fragment_ids->end());
+    p.covered.insert(entries[s]->fragment_ids->begin(), entries[s]->fragment_ids->end());
     probes.push_back(std::move(p));
   }
   std::vector<Neighbor> found;
@@ -293,7 +296,7 @@ Result<std::vector<Neighbor>> AnnSearch(const std::vector<std::shared_ptr<const 
           // compaction rewrote it without remapping the index.
           if (!live.count(to) && !probes[s].covered.count(to)) {
             return Status::NotImplemented(
-                "vector search: index '", segments[s]->metadata().name, "' predates a compaction recorded in the ",
+                "vector search: index '", entries[s]->name, "' predates a compaction recorded in the ",
                 "fragment reuse index (", table::kFragReuseIndexName, ") and a later compaction without ",
                 "defer_index_remap moved its fragments but not its row addresses; re-create the index");
           }
@@ -347,7 +350,7 @@ Result<std::vector<Neighbor>> AnnSearch(const std::vector<std::shared_ptr<const 
   }
   if (explain) {
     for (size_t s = 0; s < segments.size(); ++s) {
-      const auto& m = segments[s]->metadata();
+      const auto& m = *entries[s];
       std::string fragments;
       for (uint32_t f : probes[s].covered) fragments += (fragments.empty() ? "" : ", ") + std::to_string(f);
       *explain += "  IvfSearch: " + m.name + " (" + segments[s]->type_name() + "), segment=" + m.UuidString() +
@@ -374,12 +377,17 @@ Result<std::vector<Neighbor>> IndexedSearch(const std::shared_ptr<const Dataset>
                                     "'); lance-cpp does not choose between them (use_index=false searches exactly)");
     }
   }
+  const std::string where = "vector search: index '" + name + "' on '" + q.column + "' of " + dataset->uri();
   std::vector<std::shared_ptr<const IvfSegment>> segments;
   for (const auto* m : entries) {
-    LANCE_ASSIGN_OR_RAISE(auto seg, IvfSegment::Open(*dataset, *m));
+    // The segment's files, opened once per process; its fragment bitmap is
+    // this version's (entries), never the cached segment's.
+    LANCE_ASSIGN_OR_RAISE(auto seg, IvfSegment::OpenCached(*dataset, *m));
+    if (!m->fragment_ids) {
+      return Status::Invalid(where, ": segment ", m->UuidString(), " records no fragment bitmap");
+    }
     segments.push_back(std::move(seg));
   }
-  const std::string where = "vector search: index '" + name + "' on '" + q.column + "' of " + dataset->uri();
   // After a compaction with defer_index_remap the segments name the old
   // row addresses: mapped through the fragment reuse index, as pylance 14
   // maps them (rows no compaction moved map to themselves).
@@ -391,9 +399,6 @@ Result<std::vector<Neighbor>> IndexedSearch(const std::shared_ptr<const Dataset>
     for (const auto& f : dataset->manifest().fragments) live.insert(static_cast<uint32_t>(f.id));
   }
   for (const auto& seg : segments) {
-    if (!seg->metadata().fragment_ids) {
-      return Status::Invalid(where, ": segment ", seg->metadata().UuidString(), " records no fragment bitmap");
-    }
     if (seg->dim() != q.dim) {
       return Status::Invalid(where, ": the index has vectors of ", seg->dim(), " values, the query ", q.dim);
     }
@@ -414,7 +419,7 @@ Result<std::vector<Neighbor>> IndexedSearch(const std::shared_ptr<const Dataset>
   const size_t k = static_cast<size_t>(options.k);
   const size_t want = options.refine_factor ? k * std::max<uint32_t>(*options.refine_factor, 1) : k;
   LANCE_ASSIGN_OR_RAISE(auto gate, RowGate::Make(dataset, scan_filter));
-  LANCE_ASSIGN_OR_RAISE(auto result, AnnSearch(segments, q.values, options, want, gate, reuse.get(), live, explain));
+  LANCE_ASSIGN_OR_RAISE(auto result, AnnSearch(segments, entries, q.values, options, want, gate, reuse.get(), live, explain));
   bool exact = false;
   if (options.refine_factor) {
     if (explain) *explain += "  Refine: " + std::to_string(want) + " candidates re-scored exactly\n";
@@ -424,7 +429,7 @@ Result<std::vector<Neighbor>> IndexedSearch(const std::shared_ptr<const Dataset>
   }
   if (!options.fast_search) {
     std::set<uint64_t> covered;
-    for (const auto& seg : segments) covered.insert(seg->metadata().fragment_ids->begin(), seg->metadata().fragment_ids->end());
+    for (const auto* m : entries) covered.insert(m->fragment_ids->begin(), m->fragment_ids->end());
     std::vector<uint64_t> unindexed;
     for (const auto& f : dataset->manifest().fragments) {
       if (!covered.count(f.id)) unindexed.push_back(f.id);

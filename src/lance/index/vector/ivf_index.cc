@@ -7,6 +7,7 @@
 #include <arrow/api.h>
 #include <nlohmann/json.hpp>
 
+#include "lance/index/index_cache.h"
 #include "lance/index/scalar_index.h"
 #include "lance/vector_index.pb.h"
 
@@ -92,7 +93,6 @@ bool Nearer(const Neighbor& a, const Neighbor& b) {
 
 Result<std::shared_ptr<const IvfSegment>> IvfSegment::Open(const Dataset& dataset, const IndexMetadata& metadata) {
   std::shared_ptr<IvfSegment> seg(new IvfSegment());
-  seg->metadata_ = metadata;
   seg->where_ = "vector index '" + metadata.name + "' (segment " + metadata.UuidString() + ") of " + dataset.uri();
   const std::string& where = seg->where_;
   if (!EndsWith(metadata.index_details_type_url, kDetailsUrl)) {
@@ -264,6 +264,16 @@ Result<std::shared_ptr<const IvfSegment>> IvfSegment::Open(const Dataset& datase
                                   " are not supported by lance-cpp (float32 vectors only)");
   }
   return std::shared_ptr<const IvfSegment>(std::move(seg));
+}
+
+Result<std::shared_ptr<const IvfSegment>> IvfSegment::OpenCached(const Dataset& dataset,
+                                                                  const IndexMetadata& metadata) {
+  // What bounds the memory: 32 segments, each holding its centroids
+  // (partitions x dim floats), its PQ codebook (256 x dim floats) or SQ
+  // bounds, two numbers per partition, and the open auxiliary.idx reader
+  // (its metadata; partition rows are read per query, not kept).
+  static OpenedIndexCache<IvfSegment> cache(32);
+  return cache.GetOrOpen(OpenedIndexKey(dataset, metadata), [&] { return Open(dataset, metadata); });
 }
 
 std::vector<float> IvfSegment::PrepareQuery(const std::vector<float>& query) const {

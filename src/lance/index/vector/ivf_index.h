@@ -34,6 +34,9 @@ struct Neighbor {
 /// Nearest first, equal distances by row id (pylance's TopK order); NaN last.
 bool Nearer(const Neighbor& a, const Neighbor& b);
 
+/// What one segment's files hold, and nothing a dataset version decides
+/// (take the fragment bitmap from the searched version's manifest entry):
+/// one opened segment serves every version listing its uuid.
 /// Thread-safe once opened.
 class IvfSegment {
  public:
@@ -42,8 +45,14 @@ class IvfSegment {
   /// Opens `metadata`'s files; NotImplemented, naming the index, for the
   /// types and layouts lance-cpp does not search.
   static Result<std::shared_ptr<const IvfSegment>> Open(const Dataset& dataset, const IndexMetadata& metadata);
+  /// Open through a process-wide cache of the segments opened last (the
+  /// files under a uuid never change), as pylance keeps an index cache: a
+  /// query does not re-read the centroids, the quantizer and the partition
+  /// offsets. Partition rows are still read per query, through the cached
+  /// reader of auxiliary.idx.
+  static Result<std::shared_ptr<const IvfSegment>> OpenCached(const Dataset& dataset,
+                                                              const IndexMetadata& metadata);
 
-  const IndexMetadata& metadata() const { return metadata_; }
   /// "IVF_FLAT", "IVF_PQ" or "IVF_SQ".
   const std::string& type_name() const { return type_name_; }
   Storage storage() const { return storage_; }
@@ -63,7 +72,6 @@ class IvfSegment {
 
  private:
   IvfSegment() = default;
-  IndexMetadata metadata_;
   std::string type_name_;
   std::string where_;  // names the index in errors
   Storage storage_ = Storage::kFlat;
