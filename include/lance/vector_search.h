@@ -23,13 +23,16 @@ struct VectorSearchOptions {
   /// The query vector; its length is the column's dimension.
   std::vector<float> query;
   /// The number of nearest rows returned (fewer when a filter or the
-  /// probed partitions leave fewer).
+  /// probed partitions leave fewer). At least 1: 0 is refused (Invalid),
+  /// as pylance refuses it.
   int64_t k = 10;
   /// Partitions probed, as pylance's `nprobes`: sets minimum_nprobes and
   /// maximum_nprobes both. nullopt: minimum_nprobes / maximum_nprobes.
+  /// At least 1: 0 is refused (Invalid), as pylance refuses it.
   std::optional<uint32_t> nprobes;
   /// Partitions always probed (pylance's default 1, raised by its adaptive
   /// rule from the centroid distances when maximum_nprobes is unset).
+  /// At least 1: 0 is refused (Invalid), as pylance refuses it.
   uint32_t minimum_nprobes = 1;
   /// Partitions probed at most when the first ones leave fewer than k rows
   /// (a prefilter, deletions); nullopt: all of them.

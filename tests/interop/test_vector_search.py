@@ -393,6 +393,15 @@ def test_bad_queries(lance_cpp, tmp_path):
     assert_clean_failure(lance_cpp.run("search", uri, "--column", "id", "--vector", "1,2", "--k", "3"), "id")
     assert_clean_failure(lance_cpp.run("search", uri, "--column", "nope", "--vector", "1,2", "--k", "3"), "nope")
     assert_clean_failure(run_ours(lance_cpp, uri, q, 5, "--metric", "manhattan"), "manhattan")
+    # Zero k / nprobes / minimum_nprobes: pylance refuses them (with an index
+    # or without), lance-cpp too (a usage error of the CLI).
+    for nearest, flags in (({"k": 0}, ["--k", "0"]), ({"nprobes": 0}, ["--nprobes", "0"]),
+                           ({"minimum_nprobes": 0}, ["--minimum-nprobes", "0"])):
+        with pytest.raises(ValueError):
+            lance.dataset(uri).to_table(nearest={"column": "vec", "q": q, "k": 5, **nearest})
+        proc = lance_cpp.run("search", uri, "--column", "vec", "--vector", ",".join(repr(float(x)) for x in q),
+                             *(["--k", "5"] if flags[0] != "--k" else []), *flags)
+        assert proc.returncode == 2 and flags[0] in proc.stderr, proc.stderr
     f64 = tmp_path / "f64"
     lance.write_dataset(pa.table({"vec": pa.FixedSizeListArray.from_arrays(pa.array(np.zeros(8)), 4)}), f64)
     assert_clean_failure(run_ours(lance_cpp, f64, q, 1), "double")

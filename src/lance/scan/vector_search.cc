@@ -462,7 +462,12 @@ static Result<std::shared_ptr<arrow::Table>> Run(const std::shared_ptr<const Dat
   if (options.refine_factor && *options.refine_factor == 0) {
     return Status::Invalid("vector search: refine_factor must be positive");
   }
+  // As pylance 14 refuses them, with an index or without:
+  // "Nprobes must be > 0", "minimum_nprobes must be >= 1".
   if (options.nprobes && *options.nprobes == 0) return Status::Invalid("vector search: nprobes must be positive");
+  if (options.minimum_nprobes == 0) {
+    return Status::Invalid("vector search: minimum_nprobes must be at least 1 (got 0)");
+  }
   if (options.maximum_nprobes && *options.maximum_nprobes < options.minimum_nprobes) {
     return Status::Invalid("vector search: maximum_nprobes (", *options.maximum_nprobes,
                            ") is below minimum_nprobes (", options.minimum_nprobes, ")");
