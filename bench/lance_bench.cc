@@ -12,6 +12,13 @@
 //   lance-bench filter URI [--columns a,b] [--no-index 1]
 //       Filtered scans read from stdin, one filter a line, each reported when
 //       done (rows and seconds), on one opened dataset: for bench/run_index.py.
+//   lance-bench vector URI --column C --queries-file F --dim D [--k K]
+//                      [--refine-factor R] [--no-index 1]
+//       Nearest-neighbour queries through lance::VectorSearch on one opened
+//       dataset, for bench/run_vector.py. F holds the query vectors (raw
+//       little-endian float32, D per query). Each stdin line `Q NPROBES`
+//       (NPROBES 0: pylance's default) runs query Q (projection `id`) and
+//       reports its seconds, rows and the `id`s found, nearest first.
 //   lance-bench write URI --input F.arrow [--version V]      (input read first, untimed)
 //   lance-bench delete URI --where PRED
 //   lance-bench update URI --set COL=EXPR --where PRED
@@ -42,6 +49,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <arrow/array.h>
 #include <arrow/io/file.h>
 #include <arrow/ipc/reader.h>
 #include <arrow/table.h>
@@ -51,6 +59,7 @@
 #include "lance/operations.h"
 #include "lance/row_ops.h"
 #include "lance/scanner.h"
+#include "lance/vector_search.h"
 #include "lance/write.h"
 
 namespace {
@@ -256,9 +265,67 @@ int RunFullText(const std::string& uri, int argc, char** argv) {
   return 0;
 }
 
+// One nearest-neighbour query per line of stdin (`Q NPROBES`), timed from
+// the search's start to its table; the dataset is opened and the query file
+// read once, untimed.
+int RunVector(const std::string& uri, int argc, char** argv) {
+  lance::VectorSearchOptions base;
+  base.columns = {"id"};
+  std::string queries_file;
+  int64_t dim = 0;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--column") base.column = value;
+    else if (flag == "--queries-file") queries_file = value;
+    else if (flag == "--dim") dim = std::stoll(value);
+    else if (flag == "--k") base.k = std::stoll(value);
+    else if (flag == "--refine-factor") base.refine_factor = static_cast<uint32_t>(std::stoul(value));
+    else if (flag == "--no-index") base.use_index = value != "1";
+  }
+  if (dim <= 0 || queries_file.empty() || base.column.empty()) {
+    return Fail(lance::Status::Invalid("vector: --column, --queries-file and --dim are required"));
+  }
+  std::ifstream in(queries_file, std::ios::binary);
+  std::vector<float> all;
+  in.seekg(0, std::ios::end);
+  const auto bytes = static_cast<size_t>(in.tellg());
+  all.assign(bytes / sizeof(float), 0.0f);
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(all.data()), static_cast<std::streamsize>(all.size() * sizeof(float)));
+  const size_t count = all.size() / static_cast<size_t>(dim);
+  auto ds = lance::Dataset::Open(uri);
+  if (!ds.ok()) return Fail(ds.status());
+  std::shared_ptr<const lance::Dataset> dataset = *ds;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream words(line);
+    size_t q = 0;
+    uint32_t nprobes = 0;
+    words >> q >> nprobes;
+    if (q >= count) return Fail(lance::Status::Invalid("vector: no query ", q, " in ", queries_file));
+    lance::VectorSearchOptions options = base;
+    options.query.assign(all.begin() + static_cast<std::ptrdiff_t>(q * dim),
+                         all.begin() + static_cast<std::ptrdiff_t>((q + 1) * dim));
+    if (nprobes > 0) options.nprobes = nprobes;
+    const auto start = std::chrono::steady_clock::now();
+    auto table = lance::VectorSearch(dataset, options);
+    if (!table.ok()) return Fail(table.status());
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::vector<int64_t> ids;
+    auto column = (*table)->GetColumnByName("id");
+    for (const auto& chunk : column->chunks()) {
+      auto values = std::static_pointer_cast<arrow::Int64Array>(chunk);
+      for (int64_t i = 0; i < values->length(); ++i) ids.push_back(values->Value(i));
+    }
+    nlohmann::json j = {{"mode", "vector"}, {"rows", (*table)->num_rows()}, {"seconds", secs}, {"ids", ids}};
+    std::cout << j.dump() << std::endl;
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 3 && !(argc == 2 && std::string(argv[1]) == "serve")) {
-    std::cerr << "usage: lance-bench scan|take|filter|write|delete|update|merge-insert|loop URI [flags] | serve\n";
+    std::cerr << "usage: lance-bench scan|take|filter|fts|vector|write|delete|update|merge-insert|loop URI [flags] | serve\n";
     return 2;
   }
   if (std::string(argv[1]) == "serve") {
@@ -278,6 +345,7 @@ int main(int argc, char** argv) {
   const std::string mode = argv[1], uri = argv[2];
   if (mode == "filter") return RunFilters(uri, argc, argv);
   if (mode == "fts") return RunFullText(uri, argc, argv);
+  if (mode == "vector") return RunVector(uri, argc, argv);
   if (mode != "scan" && mode != "take") {
     std::map<std::string, std::string> flags;
     for (int i = 3; i + 1 < argc; i += 2) flags[argv[i]] = argv[i + 1];
