@@ -36,7 +36,7 @@
 #include "lance/full_text.h"
 #include "lance/index/frag_reuse.h"
 #include "lance/index/inverted.h"
-#include "lance/scan/matching_rows.h"
+#include "lance/scan/row_gate.h"
 #include "lance/scanner.h"
 #include "lance/schema.h"
 #include "lance/util/utf8.h"
@@ -87,75 +87,7 @@ bool IsInverted(const IndexMetadata& m) {
          url.compare(url.size() - kInvertedDetails.size(), kInvertedDetails.size(), kInvertedDetails) == 0;
 }
 
-// Which rows may be returned: live ones, passing the filter. Row addresses
-// are checked against their fragment's deletions (read for the fragments
-// hits fall in) or the filter's rows; stable row ids through the row-id
-// index of live rows.
-class RowGate {
- public:
-  static Result<RowGate> Make(const std::shared_ptr<const Dataset>& dataset, const std::string& filter) {
-    RowGate gate;
-    gate.dataset_ = dataset;
-    const auto& fragments = dataset->manifest().fragments;
-    for (size_t i = 0; i < fragments.size(); ++i) gate.index_of_[fragments[i].id] = i;
-    gate.deleted_.resize(fragments.size());
-    if (!filter.empty()) {
-      LANCE_ASSIGN_OR_RAISE(gate.allowed_, scan::MatchingRows(dataset, filter));
-      gate.filtered_ = true;
-    }
-    if (dataset->manifest().UsesStableRowIds()) {
-      gate.stable_ = true;
-      for (size_t i = 0; i < fragments.size(); ++i) {
-        LANCE_ASSIGN_OR_RAISE(auto ids, dataset->RowIds(fragments[i]));
-        LANCE_ASSIGN_OR_RAISE(auto del, dataset->DeletedRows(fragments[i]));
-        size_t d = 0;
-        for (size_t off = 0; off < ids.size(); ++off) {
-          if (d < del.size() && del[d] == off) {
-            ++d;
-            continue;
-          }
-          gate.rows_.emplace(ids[off], std::make_pair(i, static_cast<uint32_t>(off)));
-        }
-      }
-    }
-    return gate;
-  }
-
-  /// The fragment id holding the row now; nullopt when it is not allowed.
-  Result<std::optional<uint32_t>> FragmentOf(uint64_t row_id) {
-    size_t index;
-    uint32_t offset;
-    if (stable_) {
-      auto it = rows_.find(row_id);
-      if (it == rows_.end()) return std::nullopt;
-      std::tie(index, offset) = it->second;
-    } else {
-      auto it = index_of_.find(static_cast<uint32_t>(row_id >> 32));
-      if (it == index_of_.end()) return std::nullopt;
-      index = it->second;
-      offset = static_cast<uint32_t>(row_id);
-      if (!filtered_) {
-        auto& del = deleted_[index];
-        if (!del) {
-          LANCE_ASSIGN_OR_RAISE(auto rows, dataset_->DeletedRows(dataset_->manifest().fragments[index]));
-          del = std::move(rows);
-        }
-        if (std::binary_search(del->begin(), del->end(), offset)) return std::nullopt;
-      }
-    }
-    if (filtered_ && !std::binary_search(allowed_[index].begin(), allowed_[index].end(), offset)) return std::nullopt;
-    return dataset_->manifest().fragments[index].id;
-  }
-
- private:
-  std::shared_ptr<const Dataset> dataset_;
-  bool stable_ = false;
-  bool filtered_ = false;
-  std::unordered_map<uint32_t, size_t> index_of_;  // fragment id -> index in the manifest
-  std::vector<std::vector<uint32_t>> allowed_;     // per fragment: offsets passing the filter
-  std::vector<std::optional<std::vector<uint32_t>>> deleted_;
-  std::unordered_map<uint64_t, std::pair<size_t, uint32_t>> rows_;  // stable id -> live row
-};
+using scan::RowGate;
 
 // The query's tokens under a tokenizer, in order: a token repeated at
 // another place counts again ("run run" scores twice "run"), one repeated

@@ -26,7 +26,7 @@
 #include "lance/index/frag_reuse.h"
 #include "lance/index/vector/distance.h"
 #include "lance/index/vector/ivf_index.h"
-#include "lance/scan/matching_rows.h"
+#include "lance/scan/row_gate.h"
 #include "lance/scanner.h"
 #include "lance/schema.h"
 
@@ -47,107 +47,7 @@ void KeepNearest(std::vector<Neighbor>* all, size_t k) {
   std::sort(all->begin(), all->end(), Nearer);
 }
 
-// Which row ids may be returned: live rows, passing `filter` when given.
-// Ids are row addresses, or stable row ids when the dataset has them.
-class RowGate {
- public:
-  static Result<RowGate> Make(const std::shared_ptr<const Dataset>& dataset, const std::string& filter) {
-    RowGate gate;
-    gate.dataset_ = dataset;
-    const auto& fragments = dataset->manifest().fragments;
-    for (size_t i = 0; i < fragments.size(); ++i) gate.index_of_[static_cast<uint32_t>(fragments[i].id)] = i;
-    gate.rows_.resize(fragments.size());
-    if (!filter.empty()) {
-      LANCE_ASSIGN_OR_RAISE(auto allowed, scan::MatchingRows(dataset, filter));
-      for (size_t i = 0; i < fragments.size(); ++i) gate.rows_[i] = std::move(allowed[i]);
-      gate.filtered_ = true;
-    }
-    if (dataset->manifest().UsesStableRowIds()) {
-      gate.stable_ = true;
-      for (size_t i = 0; i < fragments.size(); ++i) {
-        // Live rows only: an updated row's id stays on its deleted old place.
-        LANCE_ASSIGN_OR_RAISE(auto ids, dataset->RowIds(fragments[i]));
-        LANCE_ASSIGN_OR_RAISE(auto deleted, dataset->DeletedRows(fragments[i]));
-        size_t d = 0;
-        for (size_t off = 0; off < ids.size(); ++off) {
-          if (d < deleted.size() && deleted[d] == off) {
-            ++d;
-            continue;
-          }
-          gate.stable_rows_.emplace(ids[off], std::make_pair(i, static_cast<uint32_t>(off)));
-        }
-      }
-    }
-    return gate;
-  }
-
-  bool filtered() const { return filtered_; }
-
-  /// With a filter: the ids of the rows it admits in `fragments` (ids),
-  /// when they are at most `limit`; nullopt when there are more.
-  Result<std::optional<std::vector<uint64_t>>> Admitted(const std::set<uint32_t>& fragments, size_t limit) const {
-    std::vector<uint64_t> out;
-    const auto& manifest_fragments = dataset_->manifest().fragments;
-    for (size_t i = 0; i < manifest_fragments.size(); ++i) {
-      const auto id = static_cast<uint32_t>(manifest_fragments[i].id);
-      if (!fragments.count(id) || !rows_[i]) continue;
-      if (out.size() + rows_[i]->size() > limit) return std::optional<std::vector<uint64_t>>();
-      std::vector<uint64_t> stable;
-      if (stable_) {
-        LANCE_ASSIGN_OR_RAISE(stable, dataset_->RowIds(manifest_fragments[i]));
-      }
-      for (uint32_t offset : *rows_[i]) {
-        out.push_back(stable_ ? stable.at(offset) : (uint64_t{id} << 32 | offset));
-      }
-    }
-    return std::optional<std::vector<uint64_t>>(std::move(out));
-  }
-
-  /// Whether the row may be returned.
-  Result<bool> Allows(uint64_t row_id) {
-    LANCE_ASSIGN_OR_RAISE(auto fragment, FragmentOf(row_id));
-    return fragment.has_value();
-  }
-
-  /// The id of the fragment holding the row now; nullopt when it may not
-  /// be returned.
-  Result<std::optional<uint32_t>> FragmentOf(uint64_t row_id) {
-    size_t index;
-    uint32_t offset;
-    if (stable_) {
-      auto it = stable_rows_.find(row_id);
-      if (it == stable_rows_.end()) return std::optional<uint32_t>();
-      std::tie(index, offset) = it->second;
-    } else {
-      auto it = index_of_.find(static_cast<uint32_t>(row_id >> 32));
-      if (it == index_of_.end()) return std::optional<uint32_t>();
-      index = it->second;
-      offset = static_cast<uint32_t>(row_id);
-    }
-    auto& rows = rows_[index];
-    bool allowed;
-    if (filtered_) {
-      allowed = std::binary_search(rows->begin(), rows->end(), offset);
-    } else {
-      if (!rows) {
-        LANCE_ASSIGN_OR_RAISE(auto deleted, dataset_->DeletedRows(dataset_->manifest().fragments[index]));
-        rows = std::move(deleted);
-      }
-      allowed = !std::binary_search(rows->begin(), rows->end(), offset);
-    }
-    if (!allowed) return std::nullopt;
-    return static_cast<uint32_t>(dataset_->manifest().fragments[index].id);
-  }
-
- private:
-  std::shared_ptr<const Dataset> dataset_;
-  bool filtered_ = false;
-  bool stable_ = false;
-  std::unordered_map<uint32_t, size_t> index_of_;  // fragment id -> place in the manifest
-  // Per fragment: the offsets passing the filter, or (no filter) the deleted ones, read when first needed.
-  std::vector<std::optional<std::vector<uint32_t>>> rows_;
-  std::unordered_map<uint64_t, std::pair<size_t, uint32_t>> stable_rows_;
-};
+using scan::RowGate;
 
 struct Query {
   std::string column;
