@@ -1,6 +1,7 @@
 #include "lance/index/vector/ivf_index.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -294,49 +295,111 @@ std::vector<float> IvfSegment::CentroidDistances(const float* prepared) const {
   return out;
 }
 
-Status IvfSegment::SearchPartition(size_t p, const float* prepared, std::vector<Neighbor>* out) const {
+namespace {
+// Bytes of decoded partitions all segments keep (IvfSegment::kPartitionCacheBytes bounds it).
+std::atomic<uint64_t> g_partition_bytes{0};
+}  // namespace
+
+IvfSegment::~IvfSegment() { g_partition_bytes.fetch_sub(partition_bytes_); }
+
+Result<std::shared_ptr<const IvfSegment::Partition>> IvfSegment::ReadPartition(size_t p) const {
   const uint64_t rows = lengths_[p];
-  if (rows == 0) return Status::OK();
   const std::string where = where_ + ", auxiliary.idx partition " + std::to_string(p);
   LANCE_ASSIGN_OR_RAISE(auto table, aux_->ReadRange({"_rowid", code_column_}, offsets_[p], rows));
   if (static_cast<uint64_t>(table->num_rows()) != rows) {
     return Status::Invalid(where, ": read ", table->num_rows(), " rows, expected ", rows);
   }
-  LANCE_ASSIGN_OR_RAISE(auto ids_array, arrow::Concatenate(table->column(0)->chunks()));
-  LANCE_ASSIGN_OR_RAISE(auto codes_array, arrow::Concatenate(table->column(1)->chunks()));
-  if (ids_array->null_count() != 0) return Status::Invalid(where, ": null row ids");
-  const uint64_t* ids = std::static_pointer_cast<arrow::UInt64Array>(ids_array)->raw_values();
-  std::vector<float> distances(rows);
+  auto one_array = [](const std::shared_ptr<arrow::ChunkedArray>& column) -> Result<std::shared_ptr<arrow::Array>> {
+    if (column->num_chunks() == 1) return column->chunk(0);
+    return arrow::Concatenate(column->chunks());
+  };
+  auto part = std::make_shared<Partition>();
+  LANCE_ASSIGN_OR_RAISE(part->ids_array, one_array(table->column(0)));
+  LANCE_ASSIGN_OR_RAISE(part->codes_array, one_array(table->column(1)));
+  if (part->ids_array->null_count() != 0) return Status::Invalid(where, ": null row ids");
+  part->ids = std::static_pointer_cast<arrow::UInt64Array>(part->ids_array)->raw_values();
+  uint64_t width = dim_;
   switch (storage_) {
     case Storage::kFlat: {
-      LANCE_ASSIGN_OR_RAISE(auto values, (ListValues<arrow::FloatArray, float>(codes_array, dim_, where)));
-      const float q_norm = Norm(prepared, dim_);
-      for (uint64_t i = 0; i < rows; ++i) distances[i] = Distance(metric_, prepared, q_norm, values + i * dim_, dim_);
+      LANCE_ASSIGN_OR_RAISE(part->codes, (ListValues<arrow::FloatArray, float>(part->codes_array, dim_, where)));
+      width = dim_ * sizeof(float);
       break;
     }
     case Storage::kPq: {
-      const uint32_t m = pq_->num_sub_vectors();
-      LANCE_ASSIGN_OR_RAISE(auto codes, (ListValues<arrow::UInt8Array, uint8_t>(codes_array, m, where)));
+      width = pq_->num_sub_vectors();
+      LANCE_ASSIGN_OR_RAISE(part->codes, (ListValues<arrow::UInt8Array, uint8_t>(part->codes_array,
+                                                                                  static_cast<int32_t>(width), where)));
+      break;
+    }
+    case Storage::kSq: {
+      LANCE_ASSIGN_OR_RAISE(part->codes, (ListValues<arrow::UInt8Array, uint8_t>(part->codes_array, dim_, where)));
+      break;
+    }
+  }
+  part->bytes = rows * (sizeof(uint64_t) + width);
+  return std::shared_ptr<const Partition>(std::move(part));
+}
+
+Result<std::shared_ptr<const IvfSegment::Partition>> IvfSegment::CachedPartition(size_t p) const {
+  {
+    std::lock_guard<std::mutex> lock(partitions_mutex_);
+    if (p < partitions_.size() && partitions_[p]) return partitions_[p];
+  }
+  // Read outside the lock: two threads may both read a partition; one keeps it.
+  LANCE_ASSIGN_OR_RAISE(auto part, ReadPartition(p));
+  std::lock_guard<std::mutex> lock(partitions_mutex_);
+  if (partitions_.empty()) partitions_.resize(num_partitions());
+  if (partitions_[p]) return partitions_[p];
+  uint64_t used = g_partition_bytes.load();
+  while (used + part->bytes <= kPartitionCacheBytes) {
+    if (g_partition_bytes.compare_exchange_weak(used, used + part->bytes)) {
+      partitions_[p] = part;
+      partition_bytes_ += part->bytes;
+      break;
+    }
+  }
+  return part;
+}
+
+Status IvfSegment::SearchPartition(size_t p, const float* prepared, std::vector<Neighbor>* out) const {
+  const uint64_t rows = lengths_[p];
+  if (rows == 0) return Status::OK();
+  LANCE_ASSIGN_OR_RAISE(auto part, CachedPartition(p));
+  const uint64_t* ids = part->ids;
+  const size_t first = out->size();
+  out->resize(first + rows);
+  Neighbor* found = out->data() + first;
+  switch (storage_) {
+    case Storage::kFlat: {
+      const auto* values = static_cast<const float*>(part->codes);
+      const float q_norm = Norm(prepared, dim_);
+      for (uint64_t i = 0; i < rows; ++i) {
+        found[i] = Neighbor{Distance(metric_, prepared, q_norm, values + i * dim_, dim_), ids[i]};
+      }
+      break;
+    }
+    case Storage::kPq: {
+      const auto* codes = static_cast<const uint8_t*>(part->codes);
       std::vector<float> residual(prepared, prepared + dim_);
       if (metric_ != Metric::kDot) {
         const float* c = centroids_.data() + p * dim_;
         for (uint32_t i = 0; i < dim_; ++i) residual[i] -= c[i];
       }
       const auto table_of_query = pq_->DistanceTable(residual.data(), metric_);
+      std::vector<float> distances(rows);
       pq_->Distances(table_of_query, metric_, codes, rows, distances.data());
+      for (uint64_t i = 0; i < rows; ++i) found[i] = Neighbor{distances[i], ids[i]};
       break;
     }
     case Storage::kSq: {
-      LANCE_ASSIGN_OR_RAISE(auto codes, (ListValues<arrow::UInt8Array, uint8_t>(codes_array, dim_, where)));
+      const auto* codes = static_cast<const uint8_t*>(part->codes);
       const auto q_code = sq_->Quantize(prepared);
       for (uint64_t i = 0; i < rows; ++i) {
-        distances[i] = sq_->Distance(metric_, q_code.data(), prepared, codes + i * dim_);
+        found[i] = Neighbor{sq_->Distance(metric_, q_code.data(), prepared, codes + i * dim_), ids[i]};
       }
       break;
     }
   }
-  out->reserve(out->size() + rows);
-  for (uint64_t i = 0; i < rows; ++i) out->push_back(Neighbor{distances[i], ids[i]});
   return Status::OK();
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,10 +49,17 @@ class IvfSegment {
   /// Open through a process-wide cache of the segments opened last (the
   /// files under a uuid never change), as pylance keeps an index cache: a
   /// query does not re-read the centroids, the quantizer and the partition
-  /// offsets. Partition rows are still read per query, through the cached
-  /// reader of auxiliary.idx.
+  /// offsets. A segment also keeps the partitions it has searched, decoded,
+  /// while a process-wide budget allows (kPartitionCacheBytes).
   static Result<std::shared_ptr<const IvfSegment>> OpenCached(const Dataset& dataset,
                                                               const IndexMetadata& metadata);
+  ~IvfSegment();
+
+  /// What the decoded partitions of all segments together may hold: 1 GiB
+  /// (pylance's index cache, index_cache_size_bytes, holds partitions too).
+  /// Past it partitions are read per query: no eviction, the partitions
+  /// searched first stay while their segment is open.
+  static constexpr uint64_t kPartitionCacheBytes = uint64_t{1} << 30;
 
   /// "IVF_FLAT", "IVF_PQ" or "IVF_SQ".
   const std::string& type_name() const { return type_name_; }
@@ -71,7 +79,21 @@ class IvfSegment {
   Status SearchPartition(size_t p, const float* prepared, std::vector<Neighbor>* out) const;
 
  private:
+  // One partition's rows as auxiliary.idx holds them, decoded once: row ids
+  // and codes (vectors, PQ or SQ codes), each contiguous, checked.
+  struct Partition {
+    std::shared_ptr<arrow::Array> ids_array, codes_array;  // own the values
+    const uint64_t* ids = nullptr;
+    const void* codes = nullptr;  // float (flat) or uint8_t [rows][code width]
+    uint64_t bytes = 0;
+  };
+  Result<std::shared_ptr<const Partition>> ReadPartition(size_t p) const;
+  Result<std::shared_ptr<const Partition>> CachedPartition(size_t p) const;
+
   IvfSegment() = default;
+  mutable std::mutex partitions_mutex_;
+  mutable std::vector<std::shared_ptr<const Partition>> partitions_;  // by partition; null: not kept
+  mutable uint64_t partition_bytes_ = 0;                               // this segment's share of the budget
   std::string type_name_;
   std::string where_;  // names the index in errors
   Storage storage_ = Storage::kFlat;
