@@ -29,6 +29,7 @@
 #include "lance/scan/row_gate.h"
 #include "lance/scanner.h"
 #include "lance/schema.h"
+#include "lance/util/parallel.h"
 
 namespace lance {
 namespace {
@@ -181,11 +182,9 @@ Result<std::vector<Neighbor>> AnnSearch(const std::vector<std::shared_ptr<const 
     probes.push_back(std::move(p));
   }
   std::vector<Neighbor> found;
-  std::vector<Neighbor> part;
-  auto search = [&](size_t s, size_t rank) -> Status {
-    ++probes[s].searched;
-    part.clear();
-    LANCE_RETURN_NOT_OK(segments[s]->SearchPartition(probes[s].order[rank], probes[s].prepared.data(), &part));
+  // The rows of a searched partition that may answer, kept in `found` in
+  // search order (so the answer does not depend on which thread searched).
+  auto admit = [&](size_t s, const std::vector<Neighbor>& part) -> Status {
     for (auto n : part) {
       if (reuse) {
         const std::optional<uint64_t> now = (*reuse)(n.row_id);
@@ -211,10 +210,40 @@ Result<std::vector<Neighbor>> AnnSearch(const std::vector<std::shared_ptr<const 
     }
     return Status::OK();
   };
+  std::vector<Neighbor> part;
+  auto search = [&](size_t s, size_t rank) -> Status {
+    ++probes[s].searched;
+    part.clear();
+    LANCE_RETURN_NOT_OK(segments[s]->SearchPartition(probes[s].order[rank], probes[s].prepared.data(), &part));
+    return admit(s, part);
+  };
+  // The initial probes, many at high nprobes: their distances are computed
+  // on the CPU pool, then admitted in the order the loop above would search.
   size_t rounds = 0;
+  std::vector<std::pair<size_t, size_t>> initial;  // (segment, rank)
   for (size_t s = 0; s < segments.size(); ++s) {
-    for (size_t r = 0; r < probes[s].plan.initial; ++r) LANCE_RETURN_NOT_OK(search(s, r));
+    for (size_t r = 0; r < probes[s].plan.initial; ++r) initial.emplace_back(s, r);
+    probes[s].searched += probes[s].plan.initial;
     rounds = std::max(rounds, probes[s].plan.initial);
+  }
+  {
+    // A few contiguous runs of partitions, one per pool thread, and none
+    // when the rows are too few to repay waking the threads (measured: a
+    // task per partition of a few hundred rows was slower than one thread).
+    constexpr uint64_t kValuesPerThread = uint64_t{1} << 18;
+    uint64_t values = 0;
+    for (const auto& [s, r] : initial) values += segments[s]->partition_rows(probes[s].order[r]) * segments[s]->dim();
+    const size_t threads = static_cast<size_t>(arrow::internal::GetCpuThreadPool()->GetCapacity());
+    const size_t runs = std::max<size_t>(1, std::min<size_t>({threads, initial.size(), values / kValuesPerThread}));
+    std::vector<std::vector<Neighbor>> parts(initial.size());
+    LANCE_RETURN_NOT_OK(util::ParallelFor(runs, [&](size_t run) -> Status {
+      for (size_t i = run * initial.size() / runs; i < (run + 1) * initial.size() / runs; ++i) {
+        const auto [s, r] = initial[i];
+        LANCE_RETURN_NOT_OK(segments[s]->SearchPartition(probes[s].order[r], probes[s].prepared.data(), &parts[i]));
+      }
+      return Status::OK();
+    }));
+    for (size_t i = 0; i < initial.size(); ++i) LANCE_RETURN_NOT_OK(admit(initial[i].first, parts[i]));
   }
   const auto k = static_cast<size_t>(options.k);
   // Late search happens when the probe count is not fixed (the initial
