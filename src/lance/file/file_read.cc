@@ -283,8 +283,12 @@ struct FileReadContext {
       const uint64_t n = fc.items_per_row[c - fc.first];
       std::vector<std::pair<uint64_t, uint64_t>> windows;
       for (const auto& [lo, hi] : row_windows) windows.emplace_back(lo * n, hi * n);
-      ColumnInfo head = info;
-      head.pages.clear();
+      // The column's encoding and own buffers, not its pages (a column may
+      // have thousands, and a window needs only the few it cuts).
+      ColumnInfo head;
+      head.encoding_type_url = info.encoding_type_url;
+      head.encoding = info.encoding;
+      head.buffers = info.buffers;
       LANCE_ASSIGN_OR_RAISE(auto column, file::LoadColumn(file, head, layout.file_size, name));
       uint64_t row = 0;
       size_t w = 0;
