@@ -2,6 +2,9 @@
 // scalar index management through lance/index_ops.h.
 #include <algorithm>
 #include <cctype>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <cstdlib>
 #include <iostream>
 
@@ -23,14 +26,16 @@ const std::vector<std::string> kVectorFlags = {"--num-partitions", "--num-sub-ve
 
 int RunCreateIndex(const std::vector<std::string>& argv) {
   constexpr const char* kUsage =
-      "lance-cpp create-index URI COLUMN --type BTREE|BITMAP|LABEL_LIST|ZONEMAP|NGRAM|BLOOMFILTER|INVERTED [--name N] "
-      "[--replace] [--rows-per-zone N] [--number-of-items N] [--probability P]\n"
+      "lance-cpp create-index URI COLUMN --type BTREE|BITMAP|LABEL_LIST|ZONEMAP|NGRAM|BLOOMFILTER|INVERTED|IVF_FLAT "
+      "[--name N] [--replace] [--rows-per-zone N] [--number-of-items N] [--probability P]\n"
+      "    IVF_FLAT: [--num-partitions N] [--metric l2|cosine|dot] [--sample-rate N] [--max-iterations N]\n"
+      "    [--ivf-centroids FILE (raw little-endian float32, num_partitions x dim: no training)]\n"
       "    INVERTED: [--with-position] [--base-tokenizer simple|whitespace|raw|ngram] [--language L]\n"
       "    [--max-token-length N|none] [--no-lower-case] [--no-stem] [--no-remove-stop-words] [--no-ascii-folding]\n"
       "    [--custom-stop-words a,b] [--min-ngram-length N] [--max-ngram-length N] [--prefix-only]";
   Args args;
   std::vector<std::string> value_flags = {"--type", "--name", "--rows-per-zone", "--number-of-items",
-                                          "--probability"};
+                                          "--probability", "--ivf-centroids"};
   value_flags.insert(value_flags.end(), kVectorFlags.begin(), kVectorFlags.end());
   value_flags.insert(value_flags.end(), kTokenizerValueFlags.begin(), kTokenizerValueFlags.end());
   std::vector<std::string> switch_flags = {"--replace"};
@@ -43,6 +48,9 @@ int RunCreateIndex(const std::vector<std::string>& argv) {
   std::string type = args.Get("--type");
   for (auto& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (type == "FTS") type = "INVERTED";
+  if (type != "IVF_FLAT" && args.Has("--ivf-centroids")) {
+    return ReportUsage("--ivf-centroids does not apply to a " + type + " index", kUsage);
+  }
   if (type == "BTREE" || type == "BITMAP" || type == "LABEL_LIST" || type == "ZONEMAP" || type == "NGRAM" ||
       type == "BLOOMFILTER" || type == "INVERTED") {
     std::vector<std::string> flags = kVectorFlags;
@@ -86,6 +94,36 @@ int RunCreateIndex(const std::vector<std::string>& argv) {
       return ReportUsage("--probability takes a number in [0, 1) (got '" + v + "')", kUsage);
     }
     builder.Probability(p);
+  }
+  if (type == "IVF_FLAT") {
+    if (args.Has("--num-sub-vectors") || args.Has("--num-bits")) {
+      return ReportUsage(std::string(args.Has("--num-bits") ? "--num-bits" : "--num-sub-vectors") +
+                             " does not apply to a IVF_FLAT index", kUsage);
+    }
+    VectorIndexParams params;
+    for (const char* flag : {"--num-partitions", "--sample-rate", "--max-iterations"}) {
+      if (!args.Has(flag)) continue;
+      const std::string& v = args.Get(flag);
+      if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos || std::stoull(v) == 0) {
+        return ReportUsage(std::string(flag) + " takes a positive integer (got '" + v + "')", kUsage);
+      }
+      const auto n = static_cast<uint32_t>(std::stoull(v));
+      if (std::string(flag) == "--num-partitions") params.num_partitions = n;
+      else if (std::string(flag) == "--sample-rate") params.sample_rate = n;
+      else params.max_iterations = n;
+    }
+    if (args.Has("--metric")) params.metric = args.Get("--metric");
+    if (args.Has("--ivf-centroids")) {
+      std::ifstream in(args.Get("--ivf-centroids"), std::ios::binary);
+      if (!in) return ReportUsage("--ivf-centroids: cannot read " + args.Get("--ivf-centroids"), kUsage);
+      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (bytes.empty() || bytes.size() % 4 != 0) {
+        return ReportUsage("--ivf-centroids: the file is not float32 values", kUsage);
+      }
+      params.centroids.resize(bytes.size() / 4);
+      std::memcpy(params.centroids.data(), bytes.data(), bytes.size());
+    }
+    builder.VectorParams(std::move(params));
   }
   if (type == "INVERTED") {
     InvertedIndexParams params;

@@ -23,6 +23,26 @@
 
 namespace lance {
 
+/// Parameters of a vector index build (IVF_FLAT), named as pylance's
+/// create_index arguments.
+struct VectorIndexParams {
+  /// "l2", "cosine" or "dot" (pylance's `metric`, default "l2").
+  std::string metric = "l2";
+  /// Unset: clamp(rows / 4096, 1, 4096) as pylance 14 for IVF_FLAT.
+  std::optional<uint32_t> num_partitions;
+  /// k-means trains on num_partitions x sample_rate vectors (all when
+  /// fewer), chosen by a seeded reservoir sample (default 256).
+  uint32_t sample_rate = 256;
+  /// k-means iterations at most (pylance's max_iters, default 50).
+  uint32_t max_iterations = 50;
+  /// Seed of the sample and of the k-means initial centroids (pylance
+  /// seeds from the OS; lance-cpp's builds are reproducible).
+  uint64_t seed = 42;
+  /// Given centroids, [num_partitions][dim] row-major (pylance's
+  /// `ivf_centroids`): no training. Empty: train.
+  std::vector<float> centroids;
+};
+
 /// Builds one scalar index over a column (a top-level name or a nested
 /// path "a.b") and commits it. Types: "BTREE", "BITMAP", "LABEL_LIST" (a
 /// list column), "ZONEMAP", "NGRAM", "BLOOMFILTER" and "INVERTED" (alias
@@ -45,6 +65,12 @@ namespace lance {
 /// estimate passes LANCE_CPP_FTS_PARTITION_MB (default 2048 MiB, pylance's
 /// per-worker limit); it refuses json columns and tokenizer parameters
 /// lance-cpp does not implement (InvertedIndexParams::CheckSupported).
+/// "IVF_FLAT" builds a vector index on a fixed_size_list<float32> column in
+/// pylance 14's layout (VectorParams; k-means on a sample, or the given
+/// centroids): it holds the sample, one uint32 per row (its partition) and
+/// the vectors of a window of partitions of at most LANCE_CPP_IVF_WRITE_MB
+/// (default 256 MiB) while it writes them (ops/vector_index_build.h). The
+/// other vector types are refused as not implemented, naming the type.
 class CreateIndexBuilder {
  public:
   CreateIndexBuilder(std::shared_ptr<const Dataset> dataset, std::string column, std::string index_type)
@@ -85,6 +111,12 @@ class CreateIndexBuilder {
     inverted_params_ = std::move(params);
     return *this;
   }
+  /// IVF_FLAT: the vector index parameters (defaults as VectorIndexParams).
+  /// Refused for the other types.
+  CreateIndexBuilder& VectorParams(VectorIndexParams params) {
+    vector_params_ = std::move(params);
+    return *this;
+  }
   Result<std::shared_ptr<Dataset>> Commit();
   /// After a successful Commit: the index it added.
   const IndexMetadata& result() const { return result_; }
@@ -99,6 +131,7 @@ class CreateIndexBuilder {
   std::optional<uint64_t> number_of_items_;
   std::optional<double> probability_;
   std::optional<InvertedIndexParams> inverted_params_;
+  std::optional<VectorIndexParams> vector_params_;
   IndexMetadata result_;
 };
 

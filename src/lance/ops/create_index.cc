@@ -18,6 +18,7 @@
 #include "lance/ops/dataset_ops_internal.h"
 #include "lance/ops/index_build_internal.h"
 #include "lance/ops/schema_evolution_internal.h"
+#include "lance/ops/vector_index_build.h"
 #include "lance/scanner.h"
 #include "lance/txn/commit.h"
 #include "lance/txn/transaction_builder.h"
@@ -76,15 +77,18 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   const Dataset& ds = *dataset_;
   std::string type = Upper(index_type_);
   if (type == "FTS") type = "INVERTED";  // pylance's alias
-  static const std::set<std::string> kLater = {"RTREE", "MINHASHLSH", "IVF_FLAT", "IVF_PQ", "IVF_SQ",
+  static const std::set<std::string> kLater = {"RTREE", "MINHASHLSH", "IVF_PQ", "IVF_SQ",
                                                "IVF_RQ", "IVF_HNSW_SQ", "IVF_HNSW_PQ", "IVF_HNSW_FLAT"};
   if (kLater.count(type)) {
     return Status::NotImplemented("index type ", type,
                                   " is not implemented in lance-cpp yet (BTREE, BITMAP, LABEL_LIST, ZONEMAP, NGRAM, "
-                                  "BLOOMFILTER and INVERTED are)");
+                                  "BLOOMFILTER, INVERTED and IVF_FLAT are)");
+  }
+  if (vector_params_ && type != "IVF_FLAT") {
+    return Status::Invalid("vector index parameters do not apply to a ", type, " index");
   }
   if (type != "BTREE" && type != "BITMAP" && type != "LABEL_LIST" && type != "ZONEMAP" && type != "NGRAM" &&
-      type != "BLOOMFILTER" && type != "INVERTED") {
+      type != "BLOOMFILTER" && type != "INVERTED" && type != "IVF_FLAT") {
     return Status::Invalid("unknown index type '", index_type_, "': pylance 14 supports BTREE, BITMAP, NGRAM, ZONEMAP, ",
                            "LABEL_LIST, INVERTED, BLOOMFILTER, RTREE, MINHASHLSH and the IVF_* vector types");
   }
@@ -143,6 +147,8 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
                              ". Supported types: Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float32, ",
                              "Float64, Utf8, LargeUtf8, Binary, LargeBinary, Date32, Date64, Time32, Time64, Timestamp");
     }
+  } else if (type == "IVF_FLAT") {
+    // Checked by the build (ops/vector_index_build.cc).
   } else if (!IndexableType(*arrow_type)) {
     return Status::Invalid("BTREE/BITMAP index column ", column_, " must be int, float, bool, str, large_str, binary, ",
                            "large_binary, decimal, fixed-size-binary, or temporal (it is ", arrow_type->ToString(), ")");
@@ -167,6 +173,9 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   // (BITMAP, NGRAM and INVERTED always).
   const bool stable = ds.manifest().UsesStableRowIds();
   const bool addresses = type == "BTREE" || type == "BLOOMFILTER" || !stable;
+  if (type == "IVF_FLAT" && field->parent_id != -1) {
+    return Status::NotImplemented("IVF_FLAT index on the nested column ", column_, " is not implemented in lance-cpp");
+  }
   ScanBuilder scan(dataset_);
   scan.Project({column_}).UseScalarIndex(false);
   if (addresses) scan.WithRowAddress(); else scan.WithRowId();
@@ -198,6 +207,9 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
     meta.index_details_type_url = "/lance.table.ZoneMapIndexDetails";
     meta.index_details_value = ops::ZoneMapDetails(rows_per_zone, ops::ZoneMapDefaultUseSeeds(*arrow_type));
     meta.index_version = 0;
+  } else if (type == "IVF_FLAT") {
+    meta.index_details_type_url = "/lance.index.pb.VectorIndexDetails";
+    meta.index_version = 1;
   }
   const std::string dir = "_indices/" + meta.UuidString();
   const io::ObjectStore& store = *DatasetAccess::Store(ds);
@@ -212,6 +224,10 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
       LANCE_RETURN_NOT_OK(ops::TrainZones(dataset_, column_, std::nullopt, &trainer));
       return index::WriteBloomFilterIndex(store, dir, trainer.zones(), trainer.null_rows(), number_of_items,
                                           probability, file_version);
+    }
+    if (type == "IVF_FLAT") {
+      return ops::BuildIvfFlatIndex(dataset_, column_, !addresses, vector_params_.value_or(VectorIndexParams()),
+                                    store, dir, file_version, &meta.index_details_value);
     }
     if (type == "BTREE") {
       LANCE_ASSIGN_OR_RAISE(auto rows, scan.ToReader());
