@@ -26,9 +26,9 @@ const std::vector<std::string> kVectorFlags = {"--num-partitions", "--num-sub-ve
 
 int RunCreateIndex(const std::vector<std::string>& argv) {
   constexpr const char* kUsage =
-      "lance-cpp create-index URI COLUMN --type BTREE|BITMAP|LABEL_LIST|ZONEMAP|NGRAM|BLOOMFILTER|INVERTED|IVF_FLAT "
+      "lance-cpp create-index URI COLUMN --type BTREE|BITMAP|LABEL_LIST|ZONEMAP|NGRAM|BLOOMFILTER|INVERTED|IVF_FLAT|IVF_SQ "
       "[--name N] [--replace] [--rows-per-zone N] [--number-of-items N] [--probability P]\n"
-      "    IVF_FLAT: [--num-partitions N] [--metric l2|cosine|dot] [--sample-rate N] [--max-iterations N]\n"
+      "    IVF_FLAT, IVF_SQ: [--num-partitions N] [--metric l2|cosine|dot] [--sample-rate N] [--max-iterations N]\n"
       "    [--ivf-centroids FILE (raw little-endian float32, num_partitions x dim: no training)]\n"
       "    INVERTED: [--with-position] [--base-tokenizer simple|whitespace|raw|ngram] [--language L]\n"
       "    [--max-token-length N|none] [--no-lower-case] [--no-stem] [--no-remove-stop-words] [--no-ascii-folding]\n"
@@ -48,7 +48,7 @@ int RunCreateIndex(const std::vector<std::string>& argv) {
   std::string type = args.Get("--type");
   for (auto& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (type == "FTS") type = "INVERTED";
-  if (type != "IVF_FLAT" && args.Has("--ivf-centroids")) {
+  if (type != "IVF_FLAT" && type != "IVF_SQ" && args.Has("--ivf-centroids")) {
     return ReportUsage("--ivf-centroids does not apply to a " + type + " index", kUsage);
   }
   if (type == "BTREE" || type == "BITMAP" || type == "LABEL_LIST" || type == "ZONEMAP" || type == "NGRAM" ||
@@ -95,10 +95,13 @@ int RunCreateIndex(const std::vector<std::string>& argv) {
     }
     builder.Probability(p);
   }
-  if (type == "IVF_FLAT") {
-    if (args.Has("--num-sub-vectors") || args.Has("--num-bits")) {
-      return ReportUsage(std::string(args.Has("--num-bits") ? "--num-bits" : "--num-sub-vectors") +
-                             " does not apply to a IVF_FLAT index", kUsage);
+  if (type == "IVF_FLAT" || type == "IVF_SQ") {
+    if (args.Has("--num-sub-vectors") || (type == "IVF_FLAT" && args.Has("--num-bits"))) {
+      return ReportUsage(std::string(args.Has("--num-sub-vectors") ? "--num-sub-vectors" : "--num-bits") +
+                             " does not apply to a " + type + " index", kUsage);
+    }
+    if (type == "IVF_SQ" && args.Has("--num-bits") && args.Get("--num-bits") != "8") {
+      return ReportUsage("--num-bits: IVF_SQ has 8 bits only (got '" + args.Get("--num-bits") + "')", kUsage);
     }
     VectorIndexParams params;
     for (const char* flag : {"--num-partitions", "--sample-rate", "--max-iterations"}) {

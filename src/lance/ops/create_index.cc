@@ -77,18 +77,19 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   const Dataset& ds = *dataset_;
   std::string type = Upper(index_type_);
   if (type == "FTS") type = "INVERTED";  // pylance's alias
-  static const std::set<std::string> kLater = {"RTREE", "MINHASHLSH", "IVF_PQ", "IVF_SQ",
+  static const std::set<std::string> kLater = {"RTREE", "MINHASHLSH", "IVF_PQ",
                                                "IVF_RQ", "IVF_HNSW_SQ", "IVF_HNSW_PQ", "IVF_HNSW_FLAT"};
   if (kLater.count(type)) {
     return Status::NotImplemented("index type ", type,
                                   " is not implemented in lance-cpp yet (BTREE, BITMAP, LABEL_LIST, ZONEMAP, NGRAM, "
-                                  "BLOOMFILTER, INVERTED and IVF_FLAT are)");
+                                  "BLOOMFILTER, INVERTED, IVF_FLAT and IVF_SQ are)");
   }
-  if (vector_params_ && type != "IVF_FLAT") {
+  const bool vector = type == "IVF_FLAT" || type == "IVF_SQ";
+  if (vector_params_ && !vector) {
     return Status::Invalid("vector index parameters do not apply to a ", type, " index");
   }
   if (type != "BTREE" && type != "BITMAP" && type != "LABEL_LIST" && type != "ZONEMAP" && type != "NGRAM" &&
-      type != "BLOOMFILTER" && type != "INVERTED" && type != "IVF_FLAT") {
+      type != "BLOOMFILTER" && type != "INVERTED" && !vector) {
     return Status::Invalid("unknown index type '", index_type_, "': pylance 14 supports BTREE, BITMAP, NGRAM, ZONEMAP, ",
                            "LABEL_LIST, INVERTED, BLOOMFILTER, RTREE, MINHASHLSH and the IVF_* vector types");
   }
@@ -147,7 +148,7 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
                              ". Supported types: Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float32, ",
                              "Float64, Utf8, LargeUtf8, Binary, LargeBinary, Date32, Date64, Time32, Time64, Timestamp");
     }
-  } else if (type == "IVF_FLAT") {
+  } else if (vector) {
     // Checked by the build (ops/vector_index_build.cc).
   } else if (!IndexableType(*arrow_type)) {
     return Status::Invalid("BTREE/BITMAP index column ", column_, " must be int, float, bool, str, large_str, binary, ",
@@ -173,8 +174,8 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   // (BITMAP, NGRAM and INVERTED always).
   const bool stable = ds.manifest().UsesStableRowIds();
   const bool addresses = type == "BTREE" || type == "BLOOMFILTER" || !stable;
-  if (type == "IVF_FLAT" && field->parent_id != -1) {
-    return Status::NotImplemented("IVF_FLAT index on the nested column ", column_, " is not implemented in lance-cpp");
+  if (vector && field->parent_id != -1) {
+    return Status::NotImplemented(type, " index on the nested column ", column_, " is not implemented in lance-cpp");
   }
   ScanBuilder scan(dataset_);
   scan.Project({column_}).UseScalarIndex(false);
@@ -207,7 +208,7 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
     meta.index_details_type_url = "/lance.table.ZoneMapIndexDetails";
     meta.index_details_value = ops::ZoneMapDetails(rows_per_zone, ops::ZoneMapDefaultUseSeeds(*arrow_type));
     meta.index_version = 0;
-  } else if (type == "IVF_FLAT") {
+  } else if (vector) {
     meta.index_details_type_url = "/lance.index.pb.VectorIndexDetails";
     meta.index_version = 1;
   }
@@ -225,8 +226,8 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
       return index::WriteBloomFilterIndex(store, dir, trainer.zones(), trainer.null_rows(), number_of_items,
                                           probability, file_version);
     }
-    if (type == "IVF_FLAT") {
-      return ops::BuildIvfFlatIndex(dataset_, column_, !addresses, vector_params_.value_or(VectorIndexParams()),
+    if (vector) {
+      return ops::BuildIvfIndex(dataset_, type, column_, !addresses, vector_params_.value_or(VectorIndexParams()),
                                     store, dir, file_version, &meta.index_details_value);
     }
     if (type == "BTREE") {

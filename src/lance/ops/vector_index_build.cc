@@ -1,9 +1,11 @@
 #include "lance/ops/vector_index_build.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -82,6 +84,40 @@ Result<IndexFile> WriteIndexFile(const io::ObjectStore& store, const std::string
   return IndexFile{name, static_cast<uint64_t>(size)};
 }
 
+// `v` as serde_json writes an f64 (the ryu crate's format64): the shortest
+// digits that read back as `v`, fixed-point when the decimal point falls
+// within (-5, 16] digits of them, else d.ddde-N ("6.585226401512045e-6", but
+// "0.0000133514404296875").
+std::string SerdeJsonFloat(double v) {
+  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
+  std::string sci(buf, res.ptr);
+  std::string out;
+  if (sci[0] == '-') {
+    out = "-";
+    sci.erase(0, 1);
+  }
+  const size_t e = sci.find('e');
+  std::string digits = sci.substr(0, e);
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  const int exp = std::stoi(sci.substr(e + 1));
+  const int n = static_cast<int>(digits.size());
+  const int kk = exp + 1;  // position of the decimal point after the first digit
+  if (kk >= n && kk <= 16) {
+    out += digits + std::string(static_cast<size_t>(kk - n), '0') + ".0";
+  } else if (kk > 0 && kk <= 16) {
+    out += digits.substr(0, static_cast<size_t>(kk)) + "." + digits.substr(static_cast<size_t>(kk));
+  } else if (kk > -5 && kk <= 0) {
+    out += "0." + std::string(static_cast<size_t>(-kk), '0') + digits;
+  } else if (n == 1) {
+    out += digits + "e" + std::to_string(kk - 1);
+  } else {
+    out += digits.substr(0, 1) + "." + digits.substr(1) + "e" + std::to_string(kk - 1);
+  }
+  return out;
+}
+
 uint64_t WindowBytes() {
   if (const char* e = std::getenv("LANCE_CPP_IVF_WRITE_MB")) {
     const long long mb = std::atoll(e);
@@ -92,12 +128,14 @@ uint64_t WindowBytes() {
 
 }  // namespace
 
-Result<std::vector<IndexFile>> BuildIvfFlatIndex(const std::shared_ptr<const Dataset>& dataset,
+Result<std::vector<IndexFile>> BuildIvfIndex(const std::shared_ptr<const Dataset>& dataset, const std::string& type,
                                                  const std::string& column, bool row_ids,
                                                  const VectorIndexParams& params, const io::ObjectStore& store,
                                                  const std::string& dir, const std::string& file_version,
                                                  std::string* details) {
-  const std::string where = "IVF_FLAT index on " + column;
+  const std::string where = type + " index on " + column;
+  if (type != "IVF_FLAT" && type != "IVF_SQ") return Status::NotImplemented("index type ", type, " is not built by lance-cpp");
+  const bool sq = type == "IVF_SQ";
   auto metric_or = index::vector::ParseMetric(params.metric);
   if (!metric_or) {
     return Status::Invalid(where, ": metric '", params.metric, "' is not l2, cosine or dot");
@@ -139,7 +177,7 @@ Result<std::vector<IndexFile>> BuildIvfFlatIndex(const std::shared_ptr<const Dat
     centroids = params.centroids;
   } else {
     partitions = params.num_partitions.value_or(
-        static_cast<uint32_t>(std::clamp<uint64_t>(num_rows / 4096, 1, 4096)));
+        static_cast<uint32_t>(std::clamp<uint64_t>(num_rows / (sq ? 8192 : 4096), 1, 4096)));
     if (partitions == 0) return Status::Invalid(where, ": num_partitions must be at least 1");
     // A seeded reservoir sample of num_partitions x sample_rate vectors.
     const uint64_t want = static_cast<uint64_t>(partitions) * params.sample_rate;
@@ -170,9 +208,15 @@ Result<std::vector<IndexFile>> BuildIvfFlatIndex(const std::shared_ptr<const Dat
     km.max_iterations = params.max_iterations;
     km.metric = metric;
     km.seed = params.seed;
-    LANCE_ASSIGN_OR_RAISE(auto trained, index::vector::TrainKMeans(sample.data(), sample.size() / dim, dim, km));
-    centroids = std::move(trained.centroids);
-    training_loss = trained.loss;
+    // Three runs from seeds seed, seed+1, seed+2; the lowest loss kept.
+    for (uint64_t run = 0; run < 3; ++run) {
+      km.seed = params.seed + run;
+      LANCE_ASSIGN_OR_RAISE(auto trained, index::vector::TrainKMeans(sample.data(), sample.size() / dim, dim, km));
+      if (run == 0 || trained.loss < training_loss) {
+        centroids = std::move(trained.centroids);
+        training_loss = trained.loss;
+      }
+    }
   }
   (void)training_loss;
 
@@ -180,6 +224,10 @@ Result<std::vector<IndexFile>> BuildIvfFlatIndex(const std::shared_ptr<const Dat
   std::vector<uint32_t> assign;
   std::vector<uint64_t> lengths(partitions, 0);
   double loss = 0;
+  // IVF_SQ's bounds: the least and greatest value of every vector (pylance
+  // takes them over its SQ training sample, 65,536 vectors: all of them up
+  // to that many rows).
+  float lo = std::numeric_limits<float>::infinity(), hi = -std::numeric_limits<float>::infinity();
   {
     std::vector<float> tmp(dim);
     LANCE_RETURN_NOT_OK(ForEachVector(dataset, column, row_ids, dim, [&](const float* v, uint64_t) -> Status {
@@ -190,6 +238,12 @@ Result<std::vector<IndexFile>> BuildIvfFlatIndex(const std::shared_ptr<const Dat
       Prepare(metric, v, dim, tmp.data());
       auto [p, d] = index::vector::NearestCentroid(tmp.data(), centroids.data(), partitions, dim, metric);
       assign.push_back(p);
+      if (sq) {
+        for (uint32_t j = 0; j < dim; ++j) {
+          lo = std::min(lo, tmp[j]);
+          hi = std::max(hi, tmp[j]);
+        }
+      }
       ++lengths[p];
       loss += d;
       return Status::OK();
@@ -199,7 +253,9 @@ Result<std::vector<IndexFile>> BuildIvfFlatIndex(const std::shared_ptr<const Dat
   // auxiliary.idx: the vectors, partition by partition, row ids ascending.
   auto item = arrow::field("item", arrow::float32());
   auto flat_type = arrow::fixed_size_list(item, static_cast<int32_t>(dim));
-  auto aux_schema = arrow::schema({arrow::field("_rowid", arrow::uint64()), arrow::field("flat", flat_type, false)});
+  auto code_type = arrow::fixed_size_list(arrow::field("item", arrow::uint8()), static_cast<int32_t>(dim));
+  auto aux_schema = sq ? arrow::schema({arrow::field("_rowid", arrow::uint64()), arrow::field("__sq_code", code_type)})
+                       : arrow::schema({arrow::field("_rowid", arrow::uint64()), arrow::field("flat", flat_type, false)});
   const uint64_t row_bytes = uint64_t{dim} * 4 + 8;
   const uint64_t window_rows = std::max<uint64_t>(1, WindowBytes() / row_bytes);
   auto write_aux = [&](FileWriter& writer) -> Status {
@@ -246,7 +302,21 @@ Result<std::vector<IndexFile>> BuildIvfFlatIndex(const std::shared_ptr<const Dat
         }
         LANCE_ASSIGN_OR_RAISE(auto id_array, ib.Finish());
         LANCE_ASSIGN_OR_RAISE(auto values, vb.Finish());
-        auto list = std::make_shared<arrow::FixedSizeListArray>(flat_type, values->length() / dim, values);
+        std::shared_ptr<arrow::Array> list =
+            std::make_shared<arrow::FixedSizeListArray>(flat_type, values->length() / dim, values);
+        if (sq) {
+          // code = floor((x - lo) / (hi - lo) * 255) in float32, clipped.
+          arrow::UInt8Builder cb;
+          LANCE_RETURN_NOT_OK(cb.Reserve(values->length()));
+          const float* xs = static_cast<const arrow::FloatArray&>(*values).raw_values();
+          const float range = hi - lo;
+          for (int64_t j = 0; j < values->length(); ++j) {
+            const float c = std::floor((xs[j] - lo) / range * 255.0f);
+            cb.UnsafeAppend(static_cast<uint8_t>(std::clamp(c, 0.0f, 255.0f)));
+          }
+          LANCE_ASSIGN_OR_RAISE(auto codes, cb.Finish());
+          list = std::make_shared<arrow::FixedSizeListArray>(code_type, codes->length() / dim, codes);
+        }
         auto batch = arrow::RecordBatch::Make(aux_schema, list->length(), {id_array, list});
         LANCE_RETURN_NOT_OK(writer.Write(*batch));
         pid = {};
@@ -275,11 +345,17 @@ Result<std::vector<IndexFile>> BuildIvfFlatIndex(const std::shared_ptr<const Dat
   index_ivf.set_loss(loss);
 
   const std::string metric_name = index::vector::MetricName(metric);
+  std::string storage_metadata = "[\"{\\\"dim\\\":" + std::to_string(dim);
+  if (sq) {
+    if (!(lo <= hi)) lo = hi = 0;
+    storage_metadata += ",\\\"num_bits\\\":8,\\\"bounds\\\":{\\\"start\\\":" + SerdeJsonFloat(lo) +
+                        ",\\\"end\\\":" + SerdeJsonFloat(hi) + "}";
+  }
+  storage_metadata += "}\"]";
   std::vector<IndexFile> files;
   LANCE_ASSIGN_OR_RAISE(
       auto aux, WriteIndexFile(store, dir, "auxiliary.idx", aux_schema, write_aux,
-                               {{"distance_type", metric_name},
-                                {"storage_metadata", "[\"{\\\"dim\\\":" + std::to_string(dim) + "}\"]"}},
+                               {{"distance_type", metric_name}, {"storage_metadata", storage_metadata}},
                                aux_ivf.SerializeAsString(), file_version));
   files.push_back(aux);
   std::string flat = "[";
@@ -288,7 +364,7 @@ Result<std::vector<IndexFile>> BuildIvfFlatIndex(const std::shared_ptr<const Dat
   auto index_schema = arrow::schema({arrow::field("__flat_marker", arrow::uint64(), false)});
   LANCE_ASSIGN_OR_RAISE(
       auto idx, WriteIndexFile(store, dir, "index.idx", index_schema, [](FileWriter&) { return Status::OK(); },
-                               {{"lance:index", "{\"type\":\"IVF_FLAT\",\"distance_type\":\"" + metric_name + "\"}"},
+                               {{"lance:index", "{\"type\":\"" + type + "\",\"distance_type\":\"" + metric_name + "\"}"},
                                 {"lance:flat", flat}},
                                index_ivf.SerializeAsString(), file_version));
   files.push_back(idx);
@@ -297,13 +373,18 @@ Result<std::vector<IndexFile>> BuildIvfFlatIndex(const std::shared_ptr<const Dat
   d.set_metric_type(metric == Metric::kL2       ? index::pb::L2
                     : metric == Metric::kCosine ? index::pb::Cosine
                                                 : index::pb::Dot);
-  d.mutable_flat();
+  if (sq) {
+    d.mutable_sq()->set_num_bits(8);
+  } else {
+    d.mutable_flat();
+  }
   auto& hints = *d.mutable_runtime_hints();
   hints["lance.ivf.sample_rate"] = std::to_string(params.sample_rate);
   hints["lance.ivf.max_iters"] = std::to_string(params.max_iterations);
   hints["lance.ivf.shuffle_partition_batches"] = "10240";
   hints["lance.ivf.shuffle_partition_concurrency"] = "2";
   hints["lance.skip_transpose"] = "false";
+  if (sq) hints["lance.sq.sample_rate"] = "256";
   *details = d.SerializeAsString();
   return files;
 }

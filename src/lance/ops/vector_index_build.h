@@ -1,4 +1,4 @@
-// Building an IVF_FLAT vector index segment in the layout pylance 14 writes
+// Building an IVF_FLAT or IVF_SQ vector index segment in the layout pylance 14 writes
 // (docs/vector-indices.md §1–§3): k-means on a sample (or given centroids),
 // every live vector assigned to its nearest centroid, index.idx (the IVF
 // model) and auxiliary.idx (the vectors grouped by partition).
@@ -16,7 +16,8 @@
 
 namespace lance::ops {
 
-/// The files of an IVF_FLAT segment of `column` written into `dir`, in
+/// The files of an IVF_FLAT or IVF_SQ (8 bits; bounds the least and
+/// greatest value of all vectors) segment of `column` written into `dir`, in
 /// `file_version`. `row_ids`: store the dataset's stable row ids (else row
 /// addresses). Sets `*details` to the serialized VectorIndexDetails.
 ///
@@ -25,7 +26,7 @@ namespace lance::ops {
 /// window of partitions of at most LANCE_CPP_IVF_WRITE_MB (default 256 MiB)
 /// while they are written: the column is scanned once for the sample, once
 /// to assign, and once per window.
-Result<std::vector<IndexFile>> BuildIvfFlatIndex(const std::shared_ptr<const Dataset>& dataset,
+Result<std::vector<IndexFile>> BuildIvfIndex(const std::shared_ptr<const Dataset>& dataset, const std::string& type,
                                                  const std::string& column, bool row_ids,
                                                  const VectorIndexParams& params, const io::ObjectStore& store,
                                                  const std::string& dir, const std::string& file_version,
