@@ -52,6 +52,18 @@ def table(vecs: np.ndarray, start: int = 0) -> pa.Table:
                      "vec": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), dim)})
 
 
+
+# pylance's k-means is OS-seeded: on these data its own recall@10 spreads
+# over 0.73-0.89 (IVF_SQ cosine, nprobes 4) from build to build, so one of
+# its builds is no yardstick. Ours must come within 0.05 of the mean of
+# PYLANCE_BUILDS of them (the mean's own spread is about 0.016).
+PYLANCE_BUILDS = 5
+
+
+def assert_recall_near(mine: float, refs: list, nprobes: int):
+    mean = sum(refs) / len(refs)
+    assert mine >= mean - 0.05, f"nprobes={nprobes}: recall@10 on our index {mine} vs {refs} on pylance's (mean {mean:.4f})"
+
 def build_ours(lance_cpp, uri: Path, *args, kind="IVF_FLAT"):
     proc = lance_cpp.run("create-index", uri, "vec", "--type", kind, *args)
     assert proc.returncode == 0, proc.stderr
@@ -195,7 +207,7 @@ def test_own_training_recall_and_search(lance_cpp, tmp_path, metric):
     # held to the mean of three of its builds less 0.03, or to the worst of
     # them when that is lower.
     v = clustered(3, 12000, 32)
-    theirs = [tmp_path / f"theirs{i}" for i in range(3)]
+    theirs = [tmp_path / f"theirs{i}" for i in range(PYLANCE_BUILDS)]
     for uri in theirs + [tmp_path / "ours"]:
         lance.write_dataset(table(v), uri, max_rows_per_file=5000)
     for uri in theirs:
@@ -207,9 +219,7 @@ def test_own_training_recall_and_search(lance_cpp, tmp_path, metric):
     for nprobes in (2, 4):
         mine = recall(tmp_path / "ours", qs, truth, k, nprobes=nprobes)
         refs = [recall(uri, qs, truth, k, nprobes=nprobes) for uri in theirs]
-        ref = sum(refs) / len(refs)
-        assert mine >= min(ref - 0.03, min(refs)), \
-            f"nprobes={nprobes}: recall@10 on our index {mine} vs {refs} on pylance's"
+        assert_recall_near(mine, refs, nprobes)
     for q in qs[:20]:
         for nprobes in (1, 3):
             assert_identical(ours_search(lance_cpp, tmp_path / "ours", q, k, "--nprobes", str(nprobes)),
@@ -287,7 +297,7 @@ def assert_overlap(got, want, what="", at_least=0.9):
 @pytest.mark.parametrize("metric", ["l2", "cosine"])
 def test_sq_own_training_recall_and_search(lance_cpp, tmp_path, metric):
     v = clustered(3, 12000, 32)
-    theirs = [tmp_path / f"theirs{i}" for i in range(3)]
+    theirs = [tmp_path / f"theirs{i}" for i in range(PYLANCE_BUILDS)]
     for uri in theirs + [tmp_path / "ours"]:
         lance.write_dataset(table(v), uri, max_rows_per_file=5000)
     for uri in theirs:
@@ -299,8 +309,7 @@ def test_sq_own_training_recall_and_search(lance_cpp, tmp_path, metric):
     for nprobes in (2, 4):
         mine = recall(tmp_path / "ours", qs, truth, k, nprobes=nprobes)
         refs = [recall(uri, qs, truth, k, nprobes=nprobes) for uri in theirs]
-        # pylance's own spread (OS-seeded k-means) reaches 0.03 here too.
-        assert mine >= min(sum(refs) / len(refs) - 0.03, min(refs)), f"nprobes={nprobes}: recall@10 {mine} vs {refs}"
+        assert_recall_near(mine, refs, nprobes)
     for q in qs[:15]:
         assert_overlap(ours_search(lance_cpp, tmp_path / "ours", q, k, "--nprobes", "3"),
                        theirs_search(tmp_path / "ours", q, k, nprobes=3), "IVF_SQ nprobes=3")
