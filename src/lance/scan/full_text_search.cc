@@ -847,23 +847,12 @@ Result<std::shared_ptr<arrow::Table>> FullTextSearch(const std::shared_ptr<const
   }
 
   std::vector<uint64_t> row_ids;
-  arrow::FloatBuilder scores;
+  std::vector<float> scores;
   for (const auto& [score, id] : hits) {
     row_ids.push_back(id);
-    LANCE_RETURN_NOT_OK(scores.Append(score));
+    scores.push_back(static_cast<float>(score));
   }
-  LANCE_ASSIGN_OR_RAISE(auto table, TakeRows(dataset, row_ids, options.projection));
-  LANCE_ASSIGN_OR_RAISE(auto score_array, scores.Finish());
-  LANCE_ASSIGN_OR_RAISE(table, table->AddColumn(table->num_columns(), arrow::field("_score", arrow::float32()),
-                                                std::make_shared<arrow::ChunkedArray>(score_array)));
-  if (options.with_row_id) {
-    arrow::UInt64Builder ids;
-    LANCE_RETURN_NOT_OK(ids.AppendValues(row_ids));
-    LANCE_ASSIGN_OR_RAISE(auto id_array, ids.Finish());
-    LANCE_ASSIGN_OR_RAISE(table, table->AddColumn(table->num_columns(), arrow::field("_rowid", arrow::uint64()),
-                                                  std::make_shared<arrow::ChunkedArray>(id_array)));
-  }
-  return table;
+  return scan::TakeScoredRows(dataset, row_ids, scores, options.projection, "_score", options.with_row_id);
 }
 
 }  // namespace lance

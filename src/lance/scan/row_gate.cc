@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include <arrow/api.h>
+
 #include "lance/scan/matching_rows.h"
+#include "lance/scanner.h"
 
 namespace lance::scan {
 
@@ -84,6 +87,27 @@ Result<std::optional<std::vector<uint64_t>>> RowGate::Admitted(const std::set<ui
     for (uint32_t offset : allowed_[i]) out.push_back(stable_ ? stable.at(offset) : (uint64_t{id} << 32 | offset));
   }
   return std::optional<std::vector<uint64_t>>(std::move(out));
+}
+
+Result<std::shared_ptr<arrow::Table>> TakeScoredRows(const std::shared_ptr<const Dataset>& dataset,
+                                                     const std::vector<uint64_t>& row_ids,
+                                                     const std::vector<float>& scores,
+                                                     const std::vector<std::string>& columns,
+                                                     const std::string& score_column, bool with_row_id) {
+  LANCE_ASSIGN_OR_RAISE(auto table, TakeRows(dataset, row_ids, columns));
+  arrow::FloatBuilder score_builder;
+  LANCE_RETURN_NOT_OK(score_builder.AppendValues(scores));
+  LANCE_ASSIGN_OR_RAISE(auto score_array, score_builder.Finish());
+  LANCE_ASSIGN_OR_RAISE(table, table->AddColumn(table->num_columns(), arrow::field(score_column, arrow::float32()),
+                                                std::make_shared<arrow::ChunkedArray>(score_array)));
+  if (with_row_id) {
+    arrow::UInt64Builder ids;
+    LANCE_RETURN_NOT_OK(ids.AppendValues(row_ids));
+    LANCE_ASSIGN_OR_RAISE(auto id_array, ids.Finish());
+    LANCE_ASSIGN_OR_RAISE(table, table->AddColumn(table->num_columns(), arrow::field("_rowid", arrow::uint64()),
+                                                  std::make_shared<arrow::ChunkedArray>(id_array)));
+  }
+  return table;
 }
 
 }  // namespace lance::scan

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include <arrow/type_fwd.h>
+
 #include "lance/dataset.h"
 #include "lance/status.h"
 
@@ -48,5 +50,14 @@ class RowGate {
   std::vector<std::optional<std::vector<uint32_t>>> deleted_;  // per fragment, read when first needed
   std::unordered_map<uint64_t, std::pair<size_t, uint32_t>> rows_;  // stable id -> live row
 };
+
+/// A search's answer: the rows `row_ids` names, in that order, with the
+/// projected `columns`, then `score_column` (float32, `scores` row by row),
+/// then `_rowid` when asked.
+Result<std::shared_ptr<arrow::Table>> TakeScoredRows(const std::shared_ptr<const Dataset>& dataset,
+                                                     const std::vector<uint64_t>& row_ids,
+                                                     const std::vector<float>& scores,
+                                                     const std::vector<std::string>& columns,
+                                                     const std::string& score_column, bool with_row_id);
 
 }  // namespace lance::scan

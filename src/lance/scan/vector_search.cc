@@ -473,23 +473,12 @@ static Result<std::shared_ptr<arrow::Table>> Run(const std::shared_ptr<const Dat
   }
 
   std::vector<uint64_t> row_ids;
-  arrow::FloatBuilder distances;
+  std::vector<float> distances;
   for (const auto& n : result) {
     row_ids.push_back(n.row_id);
-    LANCE_RETURN_NOT_OK(distances.Append(n.distance));
+    distances.push_back(n.distance);
   }
-  LANCE_ASSIGN_OR_RAISE(auto table, TakeRows(dataset, row_ids, options.columns));
-  LANCE_ASSIGN_OR_RAISE(auto distance_array, distances.Finish());
-  LANCE_ASSIGN_OR_RAISE(table, table->AddColumn(table->num_columns(), arrow::field("_distance", arrow::float32()),
-                                                std::make_shared<arrow::ChunkedArray>(distance_array)));
-  if (options.with_row_id) {
-    arrow::UInt64Builder ids;
-    LANCE_RETURN_NOT_OK(ids.AppendValues(row_ids));
-    LANCE_ASSIGN_OR_RAISE(auto id_array, ids.Finish());
-    LANCE_ASSIGN_OR_RAISE(table, table->AddColumn(table->num_columns(), arrow::field("_rowid", arrow::uint64()),
-                                                  std::make_shared<arrow::ChunkedArray>(id_array)));
-  }
-  return table;
+  return scan::TakeScoredRows(dataset, row_ids, distances, options.columns, "_distance", options.with_row_id);
 }
 
 Result<std::shared_ptr<arrow::Table>> VectorSearch(const std::shared_ptr<const Dataset>& dataset,
