@@ -147,14 +147,14 @@ Result<IndexInput> SortInput(const IndexInput& in) {
   return IndexInput{values.make_array(), std::static_pointer_cast<arrow::UInt64Array>(ids.make_array())};
 }
 
-// Writes one Lance file of `batches` as pylance's index store does: one
-// write per batch, schema metadata as given.
-Result<IndexFile> WriteFile(const io::ObjectStore& store, const std::string& dir, const std::string& name,
-                            const std::shared_ptr<arrow::Schema>& schema,
-                            const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
-                            const std::vector<std::pair<std::string, std::string>>& metadata,
-                            const std::string& file_version,
-                            const std::vector<std::pair<std::string, std::string>>& global_buffers = {}) {
+}  // namespace
+
+Result<IndexFile> WriteIndexFile(const io::ObjectStore& store, const std::string& dir, const std::string& name,
+                                 const std::shared_ptr<arrow::Schema>& schema,
+                                 const std::function<Status(FileWriter&)>& write_rows,
+                                 const std::vector<std::pair<std::string, std::string>>& metadata,
+                                 const std::string& file_version,
+                                 const std::vector<std::pair<std::string, std::string>>& global_buffers) {
   const std::string path = dir + "/" + name;
   LANCE_ASSIGN_OR_RAISE(auto lance_schema, Schema::FromArrow(*schema));
   LANCE_ASSIGN_OR_RAISE(auto out, store.OpenOutputStream(path));
@@ -162,8 +162,8 @@ Result<IndexFile> WriteFile(const io::ObjectStore& store, const std::string& dir
   options.version = file_version;
   LANCE_ASSIGN_OR_RAISE(auto writer, FileWriter::Open(std::move(out), store.FullPath(path), lance_schema, options));
   for (const auto& [k, v] : metadata) LANCE_RETURN_NOT_OK(writer->AddSchemaMetadata(k, v));
-  for (const auto& batch : batches) LANCE_RETURN_NOT_OK(writer->Write(*batch));
-  // Each extra buffer after the batches, its index under its metadata key.
+  LANCE_RETURN_NOT_OK(write_rows(*writer));
+  // Each extra buffer after the rows, its index under its metadata key.
   for (const auto& [key, bytes] : global_buffers) {
     LANCE_ASSIGN_OR_RAISE(uint32_t index, writer->AddGlobalBuffer(bytes));
     LANCE_RETURN_NOT_OK(writer->AddSchemaMetadata(key, std::to_string(index)));
@@ -171,6 +171,25 @@ Result<IndexFile> WriteFile(const io::ObjectStore& store, const std::string& dir
   LANCE_RETURN_NOT_OK(writer->Finish().status());
   LANCE_ASSIGN_OR_RAISE(int64_t size, store.Size(path));
   return IndexFile{name, static_cast<uint64_t>(size)};
+}
+
+namespace {
+
+// One Lance file of `batches` as pylance's index store writes it: one write
+// per batch.
+Result<IndexFile> WriteFile(const io::ObjectStore& store, const std::string& dir, const std::string& name,
+                            const std::shared_ptr<arrow::Schema>& schema,
+                            const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
+                            const std::vector<std::pair<std::string, std::string>>& metadata,
+                            const std::string& file_version,
+                            const std::vector<std::pair<std::string, std::string>>& global_buffers = {}) {
+  return WriteIndexFile(
+      store, dir, name, schema,
+      [&](FileWriter& writer) {
+        for (const auto& batch : batches) LANCE_RETURN_NOT_OK(writer.Write(*batch));
+        return Status::OK();
+      },
+      metadata, file_version, global_buffers);
 }
 
 // A local temporary directory for the runs an index build spills, made on

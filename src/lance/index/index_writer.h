@@ -4,9 +4,11 @@
 // file writer.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <arrow/type_fwd.h>
@@ -16,6 +18,10 @@
 #include "lance/io/object_store.h"
 #include "lance/status.h"
 
+namespace lance {
+class FileWriter;
+}  // namespace lance
+
 namespace lance::index {
 
 /// One column's values with the row id of each, in any order.
@@ -23,6 +29,16 @@ struct IndexInput {
   std::shared_ptr<arrow::Array> values;
   std::shared_ptr<arrow::UInt64Array> ids;
 };
+
+/// One index file as pylance's index store writes it: `metadata` in the
+/// schema, the rows `write_rows` writes, then each of `global_buffers` with
+/// its buffer index under its key.
+Result<IndexFile> WriteIndexFile(const io::ObjectStore& store, const std::string& dir, const std::string& name,
+                                 const std::shared_ptr<arrow::Schema>& schema,
+                                 const std::function<Status(FileWriter&)>& write_rows,
+                                 const std::vector<std::pair<std::string, std::string>>& metadata,
+                                 const std::string& file_version,
+                                 const std::vector<std::pair<std::string, std::string>>& global_buffers = {});
 
 /// The files written into `dir` of `store` (named as the index's files,
 /// sorted by name, with their sizes). `file_version` is the Lance file

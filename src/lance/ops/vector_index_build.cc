@@ -12,6 +12,7 @@
 #include <arrow/api.h>
 
 #include "lance/file_writer.h"
+#include "lance/index/index_writer.h"
 #include "lance/index/vector/distance.h"
 #include "lance/index/vector/kmeans.h"
 #include "lance/scanner.h"
@@ -62,26 +63,6 @@ void Prepare(Metric metric, const float* v, uint32_t dim, float* out) {
     const float n = std::sqrt(sum);
     for (uint32_t j = 0; j < dim; ++j) out[j] /= n;
   }
-}
-
-Result<IndexFile> WriteIndexFile(const io::ObjectStore& store, const std::string& dir, const std::string& name,
-                                 const std::shared_ptr<arrow::Schema>& schema,
-                                 const std::function<Status(FileWriter&)>& write_rows,
-                                 const std::vector<std::pair<std::string, std::string>>& metadata,
-                                 const std::string& ivf, const std::string& file_version) {
-  const std::string path = dir + "/" + name;
-  LANCE_ASSIGN_OR_RAISE(auto lance_schema, Schema::FromArrow(*schema));
-  LANCE_ASSIGN_OR_RAISE(auto out, store.OpenOutputStream(path));
-  FileWriterOptions options;
-  options.version = file_version;
-  LANCE_ASSIGN_OR_RAISE(auto writer, FileWriter::Open(std::move(out), store.FullPath(path), lance_schema, options));
-  for (const auto& [k, v] : metadata) LANCE_RETURN_NOT_OK(writer->AddSchemaMetadata(k, v));
-  LANCE_RETURN_NOT_OK(write_rows(*writer));
-  LANCE_ASSIGN_OR_RAISE(uint32_t index, writer->AddGlobalBuffer(ivf));
-  LANCE_RETURN_NOT_OK(writer->AddSchemaMetadata("lance:ivf", std::to_string(index)));
-  LANCE_RETURN_NOT_OK(writer->Finish().status());
-  LANCE_ASSIGN_OR_RAISE(int64_t size, store.Size(path));
-  return IndexFile{name, static_cast<uint64_t>(size)};
 }
 
 // `v` as serde_json writes an f64 (the ryu crate's format64): the shortest
@@ -354,19 +335,19 @@ Result<std::vector<IndexFile>> BuildIvfIndex(const std::shared_ptr<const Dataset
   storage_metadata += "}\"]";
   std::vector<IndexFile> files;
   LANCE_ASSIGN_OR_RAISE(
-      auto aux, WriteIndexFile(store, dir, "auxiliary.idx", aux_schema, write_aux,
+      auto aux, index::WriteIndexFile(store, dir, "auxiliary.idx", aux_schema, write_aux,
                                {{"distance_type", metric_name}, {"storage_metadata", storage_metadata}},
-                               aux_ivf.SerializeAsString(), file_version));
+                               file_version, {{"lance:ivf", aux_ivf.SerializeAsString()}}));
   files.push_back(aux);
   std::string flat = "[";
   for (uint32_t p = 0; p < partitions; ++p) flat += p ? ",\"\"" : "\"\"";
   flat += "]";
   auto index_schema = arrow::schema({arrow::field("__flat_marker", arrow::uint64(), false)});
   LANCE_ASSIGN_OR_RAISE(
-      auto idx, WriteIndexFile(store, dir, "index.idx", index_schema, [](FileWriter&) { return Status::OK(); },
+      auto idx, index::WriteIndexFile(store, dir, "index.idx", index_schema, [](FileWriter&) { return Status::OK(); },
                                {{"lance:index", "{\"type\":\"" + type + "\",\"distance_type\":\"" + metric_name + "\"}"},
                                 {"lance:flat", flat}},
-                               index_ivf.SerializeAsString(), file_version));
+                               file_version, {{"lance:ivf", index_ivf.SerializeAsString()}}));
   files.push_back(idx);
 
   index::pb::VectorIndexDetails d;
