@@ -163,10 +163,11 @@ Result<IndexFile> WriteIndexFile(const io::ObjectStore& store, const std::string
   LANCE_ASSIGN_OR_RAISE(auto writer, FileWriter::Open(std::move(out), store.FullPath(path), lance_schema, options));
   for (const auto& [k, v] : metadata) LANCE_RETURN_NOT_OK(writer->AddSchemaMetadata(k, v));
   LANCE_RETURN_NOT_OK(write_rows(*writer));
-  // Each extra buffer after the rows, its index under its metadata key.
+  // Each extra buffer after the rows, its index under its metadata key
+  // (none for an empty key: a buffer the file names otherwise).
   for (const auto& [key, bytes] : global_buffers) {
     LANCE_ASSIGN_OR_RAISE(uint32_t index, writer->AddGlobalBuffer(bytes));
-    LANCE_RETURN_NOT_OK(writer->AddSchemaMetadata(key, std::to_string(index)));
+    if (!key.empty()) LANCE_RETURN_NOT_OK(writer->AddSchemaMetadata(key, std::to_string(index)));
   }
   LANCE_RETURN_NOT_OK(writer->Finish().status());
   LANCE_ASSIGN_OR_RAISE(int64_t size, store.Size(path));

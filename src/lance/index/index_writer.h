@@ -32,7 +32,7 @@ struct IndexInput {
 
 /// One index file as pylance's index store writes it: `metadata` in the
 /// schema, the rows `write_rows` writes, then each of `global_buffers` with
-/// its buffer index under its key.
+/// its buffer index under its key (an empty key: not recorded).
 Result<IndexFile> WriteIndexFile(const io::ObjectStore& store, const std::string& dir, const std::string& name,
                                  const std::shared_ptr<arrow::Schema>& schema,
                                  const std::function<Status(FileWriter&)>& write_rows,

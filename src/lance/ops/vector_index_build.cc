@@ -14,6 +14,7 @@
 #include "lance/file_writer.h"
 #include "lance/index/index_writer.h"
 #include "lance/index/vector/distance.h"
+#include "lance/index/vector/ivf_writer.h"
 #include "lance/index/vector/kmeans.h"
 #include "lance/scanner.h"
 #include "lance/schema.h"
@@ -63,40 +64,6 @@ void Prepare(Metric metric, const float* v, uint32_t dim, float* out) {
     const float n = std::sqrt(sum);
     for (uint32_t j = 0; j < dim; ++j) out[j] /= n;
   }
-}
-
-// `v` as serde_json writes an f64 (the ryu crate's format64): the shortest
-// digits that read back as `v`, fixed-point when the decimal point falls
-// within (-5, 16] digits of them, else d.ddde-N ("6.585226401512045e-6", but
-// "0.0000133514404296875").
-std::string SerdeJsonFloat(double v) {
-  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
-  std::string sci(buf, res.ptr);
-  std::string out;
-  if (sci[0] == '-') {
-    out = "-";
-    sci.erase(0, 1);
-  }
-  const size_t e = sci.find('e');
-  std::string digits = sci.substr(0, e);
-  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
-  const int exp = std::stoi(sci.substr(e + 1));
-  const int n = static_cast<int>(digits.size());
-  const int kk = exp + 1;  // position of the decimal point after the first digit
-  if (kk >= n && kk <= 16) {
-    out += digits + std::string(static_cast<size_t>(kk - n), '0') + ".0";
-  } else if (kk > 0 && kk <= 16) {
-    out += digits.substr(0, static_cast<size_t>(kk)) + "." + digits.substr(static_cast<size_t>(kk));
-  } else if (kk > -5 && kk <= 0) {
-    out += "0." + std::string(static_cast<size_t>(-kk), '0') + digits;
-  } else if (n == 1) {
-    out += digits + "e" + std::to_string(kk - 1);
-  } else {
-    out += digits.substr(0, 1) + "." + digits.substr(1) + "e" + std::to_string(kk - 1);
-  }
-  return out;
 }
 
 uint64_t WindowBytes() {
@@ -308,13 +275,13 @@ Result<std::vector<IndexFile>> BuildIvfIndex(const std::shared_ptr<const Dataset
     return Status::OK();
   };
 
-  index::pb::IVF aux_ivf;
+  index::vector::IvfFiles files;
+  files.type = type;
+  files.metric_name = index::vector::MetricName(metric);
+  files.aux_schema = aux_schema;
+  files.lengths = lengths;
   index::pb::IVF index_ivf;
-  uint64_t offset = 0;
   for (uint32_t p = 0; p < partitions; ++p) {
-    aux_ivf.add_offsets(offset);
-    aux_ivf.add_lengths(static_cast<uint32_t>(lengths[p]));
-    offset += lengths[p];
     index_ivf.add_offsets(0);
     index_ivf.add_lengths(0);
   }
@@ -324,31 +291,14 @@ Result<std::vector<IndexFile>> BuildIvfIndex(const std::shared_ptr<const Dataset
   tensor->add_shape(dim);
   tensor->set_data(std::string(reinterpret_cast<const char*>(centroids.data()), centroids.size() * sizeof(float)));
   index_ivf.set_loss(loss);
-
-  const std::string metric_name = index::vector::MetricName(metric);
-  std::string storage_metadata = "[\"{\\\"dim\\\":" + std::to_string(dim);
+  files.index_ivf = index_ivf.SerializeAsString();
   if (sq) {
     if (!(lo <= hi)) lo = hi = 0;
-    storage_metadata += ",\\\"num_bits\\\":8,\\\"bounds\\\":{\\\"start\\\":" + SerdeJsonFloat(lo) +
-                        ",\\\"end\\\":" + SerdeJsonFloat(hi) + "}";
+    files.storage_metadata = index::vector::SqStorageMetadata(dim, lo, hi);
+  } else {
+    files.storage_metadata = "[\"{\\\"dim\\\":" + std::to_string(dim) + "}\"]";
   }
-  storage_metadata += "}\"]";
-  std::vector<IndexFile> files;
-  LANCE_ASSIGN_OR_RAISE(
-      auto aux, index::WriteIndexFile(store, dir, "auxiliary.idx", aux_schema, write_aux,
-                               {{"distance_type", metric_name}, {"storage_metadata", storage_metadata}},
-                               file_version, {{"lance:ivf", aux_ivf.SerializeAsString()}}));
-  files.push_back(aux);
-  std::string flat = "[";
-  for (uint32_t p = 0; p < partitions; ++p) flat += p ? ",\"\"" : "\"\"";
-  flat += "]";
-  auto index_schema = arrow::schema({arrow::field("__flat_marker", arrow::uint64(), false)});
-  LANCE_ASSIGN_OR_RAISE(
-      auto idx, index::WriteIndexFile(store, dir, "index.idx", index_schema, [](FileWriter&) { return Status::OK(); },
-                               {{"lance:index", "{\"type\":\"" + type + "\",\"distance_type\":\"" + metric_name + "\"}"},
-                                {"lance:flat", flat}},
-                               file_version, {{"lance:ivf", index_ivf.SerializeAsString()}}));
-  files.push_back(idx);
+  LANCE_ASSIGN_OR_RAISE(auto written, index::vector::WriteIvfFiles(store, dir, files, write_aux, file_version));
 
   index::pb::VectorIndexDetails d;
   d.set_metric_type(metric == Metric::kL2       ? index::pb::L2
@@ -367,7 +317,7 @@ Result<std::vector<IndexFile>> BuildIvfIndex(const std::shared_ptr<const Dataset
   hints["lance.skip_transpose"] = "false";
   if (sq) hints["lance.sq.sample_rate"] = "256";
   *details = d.SerializeAsString();
-  return files;
+  return written;
 }
 
 }  // namespace lance::ops
