@@ -276,7 +276,7 @@ def vec_rows(start: int, n: int) -> pa.Table:
 def test_index_refusals(tmp_path, lance_cpp, stable):
     """A compacted fragment's rows move, and the indices over them are
     remapped (tests/interop/test_compaction_index_remap.py). One lance-cpp
-    cannot remap (a vector index over row addresses) is refused, naming
+    cannot remap (an IVF_HNSW_SQ index over row addresses) is refused, naming
     the index, nothing written; over stable row ids a full-text index's ids
     do not move and it follows the rewrite, as pylance's. Fragments no index
     covers still compact, and the indices answer as before."""
@@ -286,7 +286,7 @@ def test_index_refusals(tmp_path, lance_cpp, stable):
     if stable:
         lance.dataset(path).create_scalar_index("s", "INVERTED", name="s_fts")
     else:
-        lance.dataset(path).create_index("vec", "IVF_FLAT", name="vec_ivf", num_partitions=1)
+        lance.dataset(path).create_index("vec", "IVF_HNSW_SQ", name="vec_ivf", num_partitions=1)
     lance.dataset(path).delete("id % 5 = 2")
     files = sorted(p.name for p in (path / "data").iterdir())
     version = lance.dataset(path).version
@@ -301,7 +301,7 @@ def test_index_refusals(tmp_path, lance_cpp, stable):
         return
     proc = lance_cpp.run("compact", path)
     assert proc.returncode == 1
-    assert "vec_ivf" in proc.stderr and "VectorIndexDetails" in proc.stderr and "remap" in proc.stderr, proc.stderr
+    assert "vec_ivf" in proc.stderr and "HNSW" in proc.stderr and "remap" in proc.stderr, proc.stderr
     assert sorted(p.name for p in (path / "data").iterdir()) == files
     assert lance.dataset(path).version == version
     # The plan is pylance's; only its execution is refused.

@@ -4,7 +4,9 @@ each side gives the same index entries (new uuids for the remapped ones,
 fragment bitmaps swapped; zone maps and Bloom filters left as pylance
 leaves them), the same Rewrite rewritten_indices, index files decoding to
 the same contents, and indexed answers equal to the unindexed ones on both
-sides. Also the reverse: pylance compacts over lance-cpp's indices."""
+sides. Also the reverse: pylance compacts over lance-cpp's indices. Vector
+indices (and the refusal of those lance-cpp cannot remap):
+test_compaction_vector_remap.py."""
 from __future__ import annotations
 
 import json
@@ -156,23 +158,3 @@ def test_pylance_compacts_lance_cpp_indices_and_back(tmp_path):
     lance.write_dataset(_table(4, 9000, 50), uri, mode="append")
     lance.dataset(uri).optimize.optimize_indices()
     _assert_answers(uri)
-
-
-def test_unremappable_index_refused_before_anything_is_written(tmp_path):
-    """A vector index (lance-cpp remaps none yet) is refused by name before
-    any file is written."""
-    uri = tmp_path / "ds"
-    n = 300
-    vec = pa.FixedSizeListArray.from_arrays(
-        pa.array(np.random.default_rng(0).random(n * 8, dtype=np.float32)), 8)
-    lance.write_dataset(pa.table({"id": pa.array(np.arange(n), pa.int64()), "vec": vec}), uri, max_rows_per_file=100)
-    lance.dataset(uri).create_index("vec", "IVF_FLAT", num_partitions=1)
-    lance.dataset(uri).delete("id % 3 = 0")
-    ds = lance.dataset(uri)
-    files = sorted(p.relative_to(uri) for p in Path(uri).rglob("*"))
-    proc = _run("compact", uri)
-    assert proc.returncode == 1, proc.stderr
-    assert "index 'vec_idx'" in proc.stderr and "VectorIndexDetails" in proc.stderr and "cannot do" in proc.stderr, \
-        proc.stderr
-    assert lance.dataset(uri).version == ds.version
-    assert sorted(p.relative_to(uri) for p in Path(uri).rglob("*")) == files

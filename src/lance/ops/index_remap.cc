@@ -15,6 +15,8 @@
 #include "lance/index/inverted.h"
 #include "lance/index/inverted_writer.h"
 #include "lance/index/scalar_index.h"
+#include "lance/index/vector/ivf_index.h"
+#include "lance/index/vector/ivf_writer.h"
 #include "lance/ops/index_build_internal.h"
 #include "lance/table/frag_reuse.h"
 #include "lance/table/index_rows.h"
@@ -102,11 +104,24 @@ Result<Action> ActionFor(const Dataset& dataset, const IndexMetadata& index) {
       (name == "BTree" || name == "Bitmap" || name == "LabelList" || name == "NGram" || IsInverted(index))) {
     return Action::kRemap;
   }
+  if (index::vector::IsVectorIndex(index)) {
+    // IVF_FLAT, IVF_PQ and IVF_SQ as lance-cpp reads them; the rest
+    // (HNSW, RQ, older layouts) refused, naming index and type, before
+    // anything is written.
+    auto segment = index::vector::IvfSegment::Open(dataset, index);
+    if (!segment.ok()) {
+      return Status::NotImplemented("index '", index.name, "' (", index.UuidString(), ") covers the fragments ",
+                                    "and would have to be remapped, which lance-cpp cannot do for it (IVF_FLAT, ",
+                                    "IVF_PQ and IVF_SQ of pylance 14 it can; exclude the fragments it covers, or ",
+                                    "drop the index): ", segment.status().message());
+    }
+    return Action::kRemap;
+  }
   return Status::NotImplemented("index '", index.name, "' (", index.UuidString(), ") of type ",
                                 name.empty() ? "(unknown)" : name,
                                 " covers the fragments and would have to be remapped, which lance-cpp cannot do for ",
-                                "that type yet (BTREE, BITMAP, LABEL_LIST, NGRAM and INVERTED are; exclude the ",
-                                "fragments it covers, or drop the index)");
+                                "that type yet (BTREE, BITMAP, LABEL_LIST, NGRAM, INVERTED, IVF_FLAT, IVF_PQ and ",
+                                "IVF_SQ are; exclude the fragments it covers, or drop the index)");
 }
 
 // page_data.lance of a BTREE in ranges, its ids mapped, the gone rows out.
@@ -157,6 +172,9 @@ Result<std::vector<IndexFile>> RemapFiles(const Dataset& dataset, const IndexMet
   const io::ObjectStore& store = *DatasetAccess::Store(dataset);
   const index::RowIdMap row_map = index::ThroughFragReuse(reuse, [&map](uint64_t id) { return map(id); });
   if (IsInverted(index)) return index::WriteRemappedInvertedIndex(dataset, store, dir, index, row_map, file_version);
+  if (index::vector::IsVectorIndex(index)) {
+    return index::vector::RemapIvfIndex(dataset, store, dir, index, row_map, file_version);
+  }
   const std::string name = index::FindScalarIndexType(index.index_details_type_url)->name.data();
   if (name == "BTree") {
     LANCE_ASSIGN_OR_RAISE(auto file, OpenFile(dataset, index, "page_data.lance"));
@@ -195,13 +213,14 @@ Result<std::vector<IndexFile>> RemapFiles(const Dataset& dataset, const IndexMet
 // Refuses remapping `index` when it still names rows by their addresses
 // from before a deferred compaction and is of a kind pylance 14 remaps
 // without the fragment reuse index: pylance moves its bitmap, not those
-// addresses, and then finds none of the rows. BITMAP and LABEL_LIST it
-// maps (lance-cpp maps all, through the reuse index then the compaction).
+// addresses, and then finds none of the rows. BITMAP, LABEL_LIST and the
+// IVF vector indices it maps (lance-cpp maps all, through the reuse index
+// then the compaction).
 // Their rows are looked at: optimize-indices leaves them on today's
 // addresses under the old dataset version.
 Status CheckOldRowsRemappable(const Dataset& dataset, const IndexMetadata& index) {
   LANCE_ASSIGN_OR_RAISE(bool old_rows, index::HoldsOldRowAddresses(dataset, index));
-  if (!old_rows) return Status::OK();
+  if (!old_rows || index::vector::IsVectorIndex(index)) return Status::OK();
   const auto* type = index::FindScalarIndexType(index.index_details_type_url);
   const std::string name = type ? std::string(type->name) : "Inverted";
   if (name == "Bitmap" || name == "LabelList") return Status::OK();

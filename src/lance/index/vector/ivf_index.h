@@ -68,6 +68,12 @@ class IvfSegment {
   uint32_t dim() const { return dim_; }
   size_t num_partitions() const { return lengths_.size(); }
   uint64_t partition_rows(size_t p) const { return lengths_[p]; }
+  /// Where partition `p`'s rows start in auxiliary.idx.
+  uint64_t partition_offset(size_t p) const { return offsets_[p]; }
+  /// auxiliary.idx, and the name of its codes column ("flat", "__pq_code",
+  /// "__sq_code").
+  const std::shared_ptr<FileReader>& auxiliary() const { return aux_; }
+  const std::string& code_column() const { return code_column_; }
 
   /// The query as the index compares it: normalized for cosine.
   std::vector<float> PrepareQuery(const std::vector<float>& query) const;
