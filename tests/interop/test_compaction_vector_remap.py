@@ -172,15 +172,18 @@ def test_stable_row_ids_leave_the_index_alone(lance_cpp, tmp_path):
     _assert_same_answers(lance_cpp, ours_uri, theirs_uri, "IVF_PQ", _gone, prefilter=True)
 
 
-@pytest.mark.parametrize("kind", ["IVF_FLAT", "IVF_PQ"])
-def test_remap_after_deferred_compaction(lance_cpp, tmp_path, kind):
-    """An index older than a deferred compaction holds the rows' addresses
-    from before it: pylance 14 maps them through the fragment reuse index,
-    then through the new compaction (all live rows stay indexed); so does
-    lance-cpp."""
+@pytest.mark.parametrize("kind,deferrer", [("IVF_FLAT", "pylance"), ("IVF_PQ", "pylance"), ("IVF_PQ", "lance-cpp")])
+def test_remap_after_deferred_compaction(lance_cpp, tmp_path, kind, deferrer):
+    """An index older than a deferred compaction (by `deferrer`) holds the
+    rows' addresses from before it: pylance 14 maps them through the
+    fragment reuse index, then through the new compaction (all live rows
+    stay indexed); so does lance-cpp."""
     uri = _make(tmp_path / "ds", "2.1")
     _index(uri, kind, "l2")
-    lance.dataset(uri).optimize.compact_files(target_rows_per_fragment=400, defer_index_remap=True)
+    if deferrer == "pylance":
+        lance.dataset(uri).optimize.compact_files(target_rows_per_fragment=400, defer_index_remap=True)
+    else:
+        lance_cpp.run_ok("compact", uri, "--target-rows-per-fragment", "400", "--defer-index-remap")
     lance.dataset(uri).delete("id % 5 = 1")
     (before,) = [i for i in lance.dataset(uri).list_indices() if i["name"] == "vec_idx"]
     ours_uri, theirs_uri = _compact_both(lance_cpp, tmp_path, uri)
