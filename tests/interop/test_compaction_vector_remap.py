@@ -209,3 +209,34 @@ def test_unremappable_vector_index_refused_before_anything_is_written(lance_cpp,
                          "remapped")
     assert lance.dataset(uri).version == version
     assert sorted(p.relative_to(uri) for p in Path(uri).rglob("*")) == files
+
+
+def test_delta_segments_remapped_each(lance_cpp, tmp_path):
+    """An index of two segments (pylance's optimize_indices made a delta over
+    appended fragments): each segment covering compacted fragments is
+    remapped on its own, as pylance does."""
+    uri = _make(tmp_path / "ds", "2.2")
+    _index(uri, "IVF_PQ", "l2")
+    lance.write_dataset(_table(3, 2000, 400), uri, mode="append", max_rows_per_file=100)
+    lance.dataset(uri).optimize.optimize_indices(num_indices_to_merge=0)
+    assert len(lance.dataset(uri).list_indices()) == 2
+    lance.dataset(uri).delete("id % 4 = 3 AND id >= 2000")
+    before = {i["uuid"] for i in lance.dataset(uri).list_indices()}
+    ours_uri, theirs_uri = _compact_both(lance_cpp, tmp_path, uri)
+    a, b = lance.dataset(ours_uri), lance.dataset(theirs_uri)
+    assert _fragments(a) == _fragments(b)
+    assert len(a.list_indices()) == len(b.list_indices()) == 2
+    assert sorted(sorted(i["fragment_ids"]) for i in a.list_indices()) == \
+        sorted(sorted(i["fragment_ids"]) for i in b.list_indices())
+    assert not before & {i["uuid"] for i in a.list_indices()}
+    by_bitmap = lambda ds: sorted(ds.list_indices(), key=lambda i: sorted(i["fragment_ids"]))  # noqa: E731
+
+    class _Ordered:
+        def __init__(self, ds):
+            self._indices = by_bitmap(ds)
+
+        def list_indices(self):
+            return self._indices
+
+    _assert_files_equal(_decoded_files(ours_uri, _Ordered(a)), _decoded_files(theirs_uri, _Ordered(b)))
+    _assert_same_answers(lance_cpp, ours_uri, theirs_uri, "IVF_PQ", lambda i: _gone(i) or (i % 4 == 3 and i >= 2000))
