@@ -240,3 +240,22 @@ def test_delta_segments_remapped_each(lance_cpp, tmp_path):
 
     _assert_files_equal(_decoded_files(ours_uri, _Ordered(a)), _decoded_files(theirs_uri, _Ordered(b)))
     _assert_same_answers(lance_cpp, ours_uri, theirs_uri, "IVF_PQ", lambda i: _gone(i) or (i % 4 == 3 and i >= 2000))
+
+
+@pytest.mark.parametrize("kind", ["IVF_FLAT", "IVF_SQ"])
+def test_partition_larger_than_a_window(lance_cpp, tmp_path, kind):
+    """A partition of more rows than lance-cpp remaps at a time (65,536 of
+    IVF_FLAT / IVF_SQ): the same files as pylance's."""
+    n = 140_000
+    v = np.random.default_rng(9).standard_normal((n, 4)).astype(np.float32)
+    uri = tmp_path / "ds"
+    lance.write_dataset(pa.table({"id": pa.array(np.arange(n), pa.int64()),
+                                  "vec": pa.FixedSizeListArray.from_arrays(pa.array(v.ravel()), 4)}),
+                        uri, max_rows_per_file=20_000, data_storage_version="2.1")
+    lance.dataset(uri).create_index("vec", kind, num_partitions=1)
+    lance.dataset(uri).delete("id % 3 = 0 AND id < 100000")
+    ours_uri, theirs_uri = _compact_both(lance_cpp, tmp_path, uri)
+    a, b = lance.dataset(ours_uri), lance.dataset(theirs_uri)
+    assert _fragments(a) == _fragments(b) and _entries(a) == _entries(b)
+    assert a.list_indices()[0]["uuid"] != lance.dataset(uri).list_indices()[0]["uuid"]
+    _assert_files_equal(_decoded_files(ours_uri, a), _decoded_files(theirs_uri, b))

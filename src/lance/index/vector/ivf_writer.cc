@@ -255,54 +255,66 @@ Result<std::vector<IndexFile>> RemapIvfIndex(const Dataset& dataset, const io::O
       for (int64_t i = 0; i < ids.length(); ++i) files.lengths[p] += map(ids.Value(i)).has_value();
     }
   }
+  // IVF_FLAT and IVF_SQ rows are written in windows of a partition; PQ
+  // codes, transposed over the whole partition, a partition at a time.
+  constexpr uint64_t kWindowRows = 65536;
   auto write_rows = [&](FileWriter& writer) -> Status {
     for (size_t p = 0; p < partitions; ++p) {
       const uint64_t rows = seg->partition_rows(p);
       if (rows == 0 || files.lengths[p] == 0) continue;
       const std::string part = where + ", partition " + std::to_string(p);
-      LANCE_ASSIGN_OR_RAISE(auto table, aux_file.ReadRange({"_rowid", code_column}, seg->partition_offset(p), rows));
-      LANCE_ASSIGN_OR_RAISE(auto id_array, OneArray(table->column(0)));
-      LANCE_ASSIGN_OR_RAISE(auto code_array, OneArray(table->column(1)));
-      const auto& ids = static_cast<const arrow::UInt64Array&>(*id_array);
-      arrow::Int64Builder keep;
-      arrow::UInt64Builder mapped;
-      for (int64_t i = 0; i < ids.length(); ++i) {
-        if (auto to = map(ids.Value(i))) {
-          LANCE_RETURN_NOT_OK(keep.Append(i));
-          LANCE_RETURN_NOT_OK(mapped.Append(*to));
+      uint64_t written = 0;
+      const uint64_t window = pq ? rows : kWindowRows;
+      for (uint64_t start = 0; start < rows; start += window) {
+        const uint64_t n = std::min(window, rows - start);
+        LANCE_ASSIGN_OR_RAISE(auto table,
+                              aux_file.ReadRange({"_rowid", code_column}, seg->partition_offset(p) + start, n));
+        LANCE_ASSIGN_OR_RAISE(auto id_array, OneArray(table->column(0)));
+        LANCE_ASSIGN_OR_RAISE(auto code_array, OneArray(table->column(1)));
+        const auto& ids = static_cast<const arrow::UInt64Array&>(*id_array);
+        arrow::Int64Builder keep;
+        arrow::UInt64Builder mapped;
+        for (int64_t i = 0; i < ids.length(); ++i) {
+          if (auto to = map(ids.Value(i))) {
+            LANCE_RETURN_NOT_OK(keep.Append(i));
+            LANCE_RETURN_NOT_OK(mapped.Append(*to));
+          }
         }
+        LANCE_ASSIGN_OR_RAISE(auto keep_array, keep.Finish());
+        LANCE_ASSIGN_OR_RAISE(auto new_ids, mapped.Finish());
+        const int64_t kept = keep_array->length();
+        written += static_cast<uint64_t>(kept);
+        if (kept == 0) continue;
+        std::shared_ptr<arrow::Array> codes;
+        if (pq) {
+          // A partition's PQ codes are transposed: code byte j of row i at
+          // j * rows + i of the partition's values. Kept rows stay so.
+          const auto& list = static_cast<const arrow::FixedSizeListArray&>(*code_array);
+          const int64_t m = list.value_length();
+          const int64_t all = static_cast<int64_t>(n);
+          const auto& values = static_cast<const arrow::UInt8Array&>(*list.values());
+          if (values.length() - list.value_offset(0) < m * all) {
+            return Status::Invalid(part, ": fewer PQ code bytes than ", n, " rows of ", m);
+          }
+          const uint8_t* in = values.raw_values() + list.value_offset(0);
+          const int64_t* take = static_cast<const arrow::Int64Array&>(*keep_array).raw_values();
+          arrow::UInt8Builder out;
+          LANCE_RETURN_NOT_OK(out.Reserve(m * kept));
+          for (int64_t j = 0; j < m; ++j) {
+            for (int64_t k = 0; k < kept; ++k) out.UnsafeAppend(in[j * all + take[k]]);
+          }
+          LANCE_ASSIGN_OR_RAISE(auto bytes, out.Finish());
+          codes = std::make_shared<arrow::FixedSizeListArray>(list.type(), kept, bytes);
+        } else {
+          LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(code_array, keep_array));
+          codes = taken.make_array();
+        }
+        auto batch = arrow::RecordBatch::Make(files.aux_schema, kept, {new_ids, codes});
+        LANCE_RETURN_NOT_OK(writer.Write(*batch));
       }
-      LANCE_ASSIGN_OR_RAISE(auto keep_array, keep.Finish());
-      LANCE_ASSIGN_OR_RAISE(auto new_ids, mapped.Finish());
-      const int64_t kept = keep_array->length();
-      if (static_cast<uint64_t>(kept) != files.lengths[p]) {
+      if (written != files.lengths[p]) {
         return Status::Invalid(part, ": the row id map changed between its two passes");
       }
-      std::shared_ptr<arrow::Array> codes;
-      if (pq) {
-        // A partition's PQ codes are transposed: code byte j of row i at
-        // j * rows + i of the partition's values. Kept rows stay so.
-        const auto& list = static_cast<const arrow::FixedSizeListArray&>(*code_array);
-        const int64_t m = list.value_length();
-        const auto& values = static_cast<const arrow::UInt8Array&>(*list.values());
-        if (values.length() - list.value_offset(0) < m * static_cast<int64_t>(rows)) {
-          return Status::Invalid(part, ": fewer PQ code bytes than ", rows, " rows of ", m);
-        }
-        const uint8_t* in = values.raw_values() + list.value_offset(0);
-        const int64_t* take = static_cast<const arrow::Int64Array&>(*keep_array).raw_values();
-        arrow::UInt8Builder out;
-        LANCE_RETURN_NOT_OK(out.Reserve(m * kept));
-        for (int64_t j = 0; j < m; ++j) {
-          for (int64_t k = 0; k < kept; ++k) out.UnsafeAppend(in[j * static_cast<int64_t>(rows) + take[k]]);
-        }
-        LANCE_ASSIGN_OR_RAISE(auto bytes, out.Finish());
-        codes = std::make_shared<arrow::FixedSizeListArray>(list.type(), kept, bytes);
-      } else {
-        LANCE_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(code_array, keep_array));
-        codes = taken.make_array();
-      }
-      auto batch = arrow::RecordBatch::Make(files.aux_schema, kept, {new_ids, codes});
-      LANCE_RETURN_NOT_OK(writer.Write(*batch));
     }
     return Status::OK();
   };

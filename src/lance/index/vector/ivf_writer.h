@@ -73,7 +73,8 @@ Result<std::vector<IndexFile>> WriteIvfFiles(const io::ObjectStore& store, const
 /// it maps to nullopt left out (PQ codes stay transposed per partition).
 /// The SQ bounds are read back and written again as pylance's serde_json
 /// does (SerdeJsonParseFloat): they may move by an ulp.
-/// Holds one partition at a time.
+/// Holds 65,536 rows of IVF_FLAT / IVF_SQ at a time, a whole partition of
+/// IVF_PQ (its codes are transposed over the partition).
 Result<std::vector<IndexFile>> RemapIvfIndex(const Dataset& dataset, const io::ObjectStore& store,
                                              const std::string& dir, const IndexMetadata& metadata,
                                              const RowIdMap& map, const std::string& file_version);
