@@ -58,13 +58,14 @@ lance_status FromStatus(const lance::Status& status) {
   }
 }
 
-// Runs `body` (returning lance::Status) with the thread's error cleared
-// first, and turns every exception into a status: none crosses the ABI.
+// Runs `body(fn)` (returning lance::Status; `fn` is the C function's name,
+// for messages) with the thread's error cleared first, and turns every
+// exception into a status: none crosses the ABI.
 template <typename F>
-lance_status Guard(F&& body) {
+lance_status Guard(const char* fn, F&& body) {
   last_error.clear();
   try {
-    return FromStatus(body());
+    return FromStatus(body(fn));
   } catch (const std::bad_alloc&) {
     return Fail(LANCE_ERR_OUT_OF_MEMORY, "OutOfMemory: allocation failed");
   } catch (const std::exception& e) {
@@ -79,7 +80,7 @@ lance::Status NullArg(const char* function, const char* argument) {
 }
 
 #define LANCE_C_REQUIRE(arg) \
-  if ((arg) == nullptr) return NullArg(__func__, #arg)
+  if ((arg) == nullptr) return NullArg(fn, #arg)
 
 // The C++ API takes no key/value storage options (local paths only): any
 // key is refused by name rather than silently ignored.
@@ -167,7 +168,7 @@ void lance_open_options_init(lance_open_options* options) {
 }
 
 lance_status lance_dataset_open(const char* uri, const lance_open_options* options, lance_dataset** out) {
-  return Guard([&]() -> lance::Status {
+  return Guard(__func__, [&](const char* fn) -> lance::Status {
     LANCE_C_REQUIRE(uri);
     LANCE_C_REQUIRE(out);
     lance::OpenOptions open;
@@ -190,7 +191,7 @@ const char* lance_dataset_uri(const lance_dataset* dataset) {
 }
 
 lance_status lance_dataset_schema(const lance_dataset* dataset, struct ArrowSchema* out) {
-  return Guard([&]() -> lance::Status {
+  return Guard(__func__, [&](const char* fn) -> lance::Status {
     LANCE_C_REQUIRE(dataset);
     LANCE_C_REQUIRE(out);
     LANCE_ASSIGN_OR_RAISE(auto schema, dataset->dataset->ArrowSchema());
@@ -199,7 +200,7 @@ lance_status lance_dataset_schema(const lance_dataset* dataset, struct ArrowSche
 }
 
 lance_status lance_dataset_version(const lance_dataset* dataset, uint64_t* out) {
-  return Guard([&]() -> lance::Status {
+  return Guard(__func__, [&](const char* fn) -> lance::Status {
     LANCE_C_REQUIRE(dataset);
     LANCE_C_REQUIRE(out);
     *out = dataset->dataset->version();
@@ -208,7 +209,7 @@ lance_status lance_dataset_version(const lance_dataset* dataset, uint64_t* out) 
 }
 
 lance_status lance_dataset_latest_version(const lance_dataset* dataset, uint64_t* out) {
-  return Guard([&]() -> lance::Status {
+  return Guard(__func__, [&](const char* fn) -> lance::Status {
     LANCE_C_REQUIRE(dataset);
     LANCE_C_REQUIRE(out);
     LANCE_ASSIGN_OR_RAISE(auto latest, dataset->dataset->CheckoutLatest());
@@ -218,7 +219,7 @@ lance_status lance_dataset_latest_version(const lance_dataset* dataset, uint64_t
 }
 
 lance_status lance_dataset_versions(const lance_dataset* dataset, lance_version_info** out, size_t* count) {
-  return Guard([&]() -> lance::Status {
+  return Guard(__func__, [&](const char* fn) -> lance::Status {
     LANCE_C_REQUIRE(dataset);
     LANCE_C_REQUIRE(out);
     LANCE_C_REQUIRE(count);
@@ -260,7 +261,7 @@ void lance_scan_options_init(lance_scan_options* options) {
 
 lance_status lance_dataset_scan(const lance_dataset* dataset, const lance_scan_options* options,
                                 struct ArrowArrayStream* out) {
-  return Guard([&]() -> lance::Status {
+  return Guard(__func__, [&](const char* fn) -> lance::Status {
     LANCE_C_REQUIRE(dataset);
     LANCE_C_REQUIRE(out);
     lance_scan_options defaults;
@@ -283,7 +284,7 @@ lance_status lance_dataset_scan(const lance_dataset* dataset, const lance_scan_o
 }
 
 lance_status lance_dataset_count_rows(const lance_dataset* dataset, const char* filter, uint64_t* out) {
-  return Guard([&]() -> lance::Status {
+  return Guard(__func__, [&](const char* fn) -> lance::Status {
     LANCE_C_REQUIRE(dataset);
     LANCE_C_REQUIRE(out);
     lance::ScanBuilder scan(dataset->dataset);
@@ -296,7 +297,7 @@ lance_status lance_dataset_count_rows(const lance_dataset* dataset, const char* 
 
 lance_status lance_dataset_take(const lance_dataset* dataset, const uint64_t* indices, size_t num_indices,
                                 const char* const* columns, size_t num_columns, struct ArrowArrayStream* out) {
-  return Guard([&]() -> lance::Status {
+  return Guard(__func__, [&](const char* fn) -> lance::Status {
     LANCE_C_REQUIRE(dataset);
     LANCE_C_REQUIRE(out);
     if (num_indices > 0) LANCE_C_REQUIRE(indices);
@@ -310,7 +311,7 @@ lance_status lance_dataset_take(const lance_dataset* dataset, const uint64_t* in
 lance_status lance_dataset_take_rows(const lance_dataset* dataset, const uint64_t* row_ids, size_t num_row_ids,
                                      const char* const* columns, size_t num_columns,
                                      struct ArrowArrayStream* out) {
-  return Guard([&]() -> lance::Status {
+  return Guard(__func__, [&](const char* fn) -> lance::Status {
     LANCE_C_REQUIRE(dataset);
     LANCE_C_REQUIRE(out);
     if (num_row_ids > 0) LANCE_C_REQUIRE(row_ids);
@@ -335,7 +336,7 @@ void lance_write_params_init(lance_write_params* params) {
 
 lance_status lance_write_dataset(struct ArrowArrayStream* data, const char* uri, const lance_write_params* params,
                                  lance_dataset** out) {
-  lance_status rc = Guard([&]() -> lance::Status {
+  lance_status rc = Guard(__func__, [&](const char* fn) -> lance::Status {
     LANCE_C_REQUIRE(data);
     LANCE_C_REQUIRE(uri);
     lance_write_params defaults;
@@ -370,7 +371,7 @@ lance_status lance_write_dataset(struct ArrowArrayStream* data, const char* uri,
 }
 
 lance_status lance_dataset_delete(lance_dataset* dataset, const char* predicate, uint64_t* num_deleted_rows) {
-  return Guard([&]() -> lance::Status {
+  return Guard(__func__, [&](const char* fn) -> lance::Status {
     LANCE_C_REQUIRE(dataset);
     LANCE_C_REQUIRE(predicate);
     auto del = dataset->dataset->NewDelete(predicate);
@@ -383,9 +384,9 @@ lance_status lance_dataset_delete(lance_dataset* dataset, const char* predicate,
 
 lance_status lance_dataset_update(lance_dataset* dataset, const char* const* columns, const char* const* expressions,
                                   size_t num_columns, const char* predicate, uint64_t* num_updated_rows) {
-  return Guard([&]() -> lance::Status {
+  return Guard(__func__, [&](const char* fn) -> lance::Status {
     LANCE_C_REQUIRE(dataset);
-    if (num_columns == 0) return lance::Status::Invalid("lance_dataset_update: no column to update");
+    if (num_columns == 0) return lance::Status::Invalid(fn, ": no column to update");
     LANCE_ASSIGN_OR_RAISE(auto cols, Strings(columns, num_columns, "columns"));
     LANCE_ASSIGN_OR_RAISE(auto exprs, Strings(expressions, num_columns, "expressions"));
     auto update = dataset->dataset->NewUpdate();
@@ -404,11 +405,11 @@ void lance_merge_insert_params_init(lance_merge_insert_params* params) {
 
 lance_status lance_dataset_merge_insert(lance_dataset* dataset, const lance_merge_insert_params* params,
                                         struct ArrowArrayStream* source, lance_merge_insert_result* result) {
-  lance_status rc = Guard([&]() -> lance::Status {
+  lance_status rc = Guard(__func__, [&](const char* fn) -> lance::Status {
     LANCE_C_REQUIRE(dataset);
     LANCE_C_REQUIRE(params);
     LANCE_C_REQUIRE(source);
-    if (params->num_on == 0) return lance::Status::Invalid("lance_dataset_merge_insert: no key column (on)");
+    if (params->num_on == 0) return lance::Status::Invalid(fn, ": no key column (on)");
     LANCE_ASSIGN_OR_RAISE(auto on, Strings(params->on, params->num_on, "on"));
     auto merge = dataset->dataset->NewMergeInsert(std::move(on));
     if (params->when_matched_update_all) merge.WhenMatchedUpdateAll();

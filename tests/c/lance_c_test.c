@@ -680,11 +680,11 @@ static void test_errors(const char* dir) {
   CHECK(v == 1); /* nothing above committed */
 
   /* NULL arguments: errors naming the argument, never a crash */
-  CHECK_ERR(lance_dataset_open(NULL, NULL, &none), LANCE_ERR_INVALID, "uri is NULL");
+  CHECK_ERR(lance_dataset_open(NULL, NULL, &none), LANCE_ERR_INVALID, "lance_dataset_open: uri is NULL");
   CHECK_ERR(lance_dataset_open(uri, NULL, NULL), LANCE_ERR_INVALID, "out is NULL");
   CHECK_ERR(lance_dataset_schema(NULL, NULL), LANCE_ERR_INVALID, "dataset is NULL");
   CHECK_ERR(lance_dataset_scan(NULL, NULL, &out), LANCE_ERR_INVALID, "dataset is NULL");
-  CHECK_ERR(lance_dataset_scan(ds, NULL, NULL), LANCE_ERR_INVALID, "out is NULL");
+  CHECK_ERR(lance_dataset_scan(ds, NULL, NULL), LANCE_ERR_INVALID, "lance_dataset_scan: out is NULL");
   CHECK_ERR(lance_dataset_count_rows(ds, NULL, NULL), LANCE_ERR_INVALID, "out is NULL");
   CHECK_ERR(lance_dataset_version(NULL, &v), LANCE_ERR_INVALID, "NULL");
   CHECK_ERR(lance_dataset_latest_version(NULL, &v), LANCE_ERR_INVALID, "NULL");
