@@ -556,18 +556,29 @@ static void test_write_and_read(const char* dir) {
   CHECK(version_of(ds) == 7);
   CHECK(count(ds, NULL) == 141);
   CHECK(count(ds, "id = 0 AND name = 'n0'") == 1);
+  /* ... and deleting the target rows no source row matches, where id >= 500 */
+  lance_merge_insert_params_init(&mp);
+  mp.on = on;
+  mp.num_on = 1;
+  mp.when_not_matched_by_source_delete = 1;
+  mp.when_not_matched_by_source_predicate = "id >= 500";
+  make_stream(&src, 0, 1, 10);
+  CHECK_OK(lance_dataset_merge_insert(ds, &mp, &src, NULL));
+  CHECK(version_of(ds) == 8);
+  CHECK(count(ds, NULL) == 139);
+  CHECK(count(ds, "id >= 500") == 0);
 
   /* versions */
   lance_version_info* versions = NULL;
   size_t nv = 0;
   CHECK_OK(lance_dataset_versions(ds, &versions, &nv));
-  CHECK(nv == 7);
+  CHECK(nv == 8);
   for (size_t i = 0; versions && i < nv; ++i) {
     CHECK(versions[i].version == i + 1);
     CHECK(versions[i].has_timestamp && versions[i].timestamp_nanos > 0);
     CHECK(versions[i].operation != NULL);
   }
-  if (versions && nv == 7) {
+  if (versions && nv == 8) {
     CHECK(strcmp(versions[0].operation, "Overwrite") == 0);
     CHECK(strcmp(versions[1].operation, "Append") == 0);
     CHECK(strcmp(versions[2].operation, "Delete") == 0);
@@ -586,7 +597,7 @@ static void test_write_and_read(const char* dir) {
     CHECK(version_of(ds) == 2);
     CHECK(count(ds, NULL) == 150);
     CHECK_OK(lance_dataset_latest_version(ds, &latest));
-    CHECK(latest == 7);
+    CHECK(latest == 8);
     lance_dataset_close(ds);
   }
 
@@ -597,7 +608,7 @@ static void test_write_and_read(const char* dir) {
   ds = NULL;
   CHECK_OK(lance_write_dataset(&in, uri, &wp, &ds));
   if (ds) {
-    CHECK(version_of(ds) == 8);
+    CHECK(version_of(ds) == 9);
     CHECK(count(ds, NULL) == 10);
     lance_dataset_close(ds);
   }

@@ -54,12 +54,12 @@ def parse_dump(text: str) -> list[tuple[int, str, float]]:
 
 def test_c_selftest_runs_in_given_directory(c_test, tmp_path):
     assert "all checks passed" in c_test(tmp_path)
-    # The datasets it left are pylance-readable: t.lance ends overwritten with ids 0..9.
+    # The datasets it left are pylance-readable: t.lance ends overwritten with ids 0..9, at version 9.
     ds = lance.dataset(tmp_path / "t.lance")
-    assert ds.version == 8
+    assert ds.version == 9
     assert ds.to_table().sort_by("id").equals(written_by_c(range(10)))
     ops = [v["version"] for v in ds.versions()]
-    assert ops == list(range(1, 9))
+    assert ops == list(range(1, 10))
 
 
 def test_c_writes_pylance_reads_and_modifies(c_test, tmp_path):
