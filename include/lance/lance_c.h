@@ -19,7 +19,7 @@
  * Errors: every function that can fail returns a lance_status; LANCE_OK (0)
  * is success. On failure the message (with the context lance-cpp built up)
  * is kept per thread and returned by lance_last_error() until the next call
- * of this API on the same thread. Out-parameters are written only on
+ * returning a lance_status on the same thread. Out-parameters are written only on
  * success. A NULL where a value is required is an error (LANCE_ERR_INVALID),
  * never a crash; no C++ exception leaves these functions.
  *
@@ -124,8 +124,8 @@ typedef enum lance_status {
   LANCE_ERR_TOO_MUCH_WRITE_CONTENTION = 102
 } lance_status;
 
-/** The message of the last failed call on this thread ("" if the last call
- *  succeeded). Valid until the next call of this API on this thread. */
+/** The message of the last call returning a lance_status on this thread
+ *  ("" if it succeeded). Valid until the next such call on this thread. */
 const char* lance_last_error(void);
 
 /** A constant name for a status code ("OK", "Invalid", "IOError", ...). */
