@@ -1,7 +1,8 @@
 # lance-cpp: top-level driver over CMake.
 #   make            install what is missing, build, leave build/bin/lance-cpp
 #   make demo       build the CLI alone if needed, then walk a sample dataset through its life
-#   make test       every test: GoogleTest through ctest, then the pytest interop suite
+#   make test       every test: GoogleTest through ctest, then the pytest interop suite,
+#                   then the Python binding's tests (tests/python)
 #                   (with tests/interop/compat: datasets written by released pylance
 #                   versions installed into throwaway venvs, cached in ~/.cache/lance-cpp;
 #                   the tests that need the historical datasets of ../shared/fixtures
@@ -20,7 +21,7 @@ BUILD ?= build
 ASAN_BUILD := build-asan
 CMAKE_FLAGS := -G Ninja -DLANCE_PYTHON=$(PY)
 
-.PHONY: all deps build demo test unit interop test-asan bench bench-write bench-concurrency bench-compaction bench-index bench-fts clean
+.PHONY: all deps build demo test unit interop python test-asan bench bench-write bench-concurrency bench-compaction bench-index bench-fts clean
 
 all: build
 
@@ -30,8 +31,11 @@ deps:
 $(BUILD)/build.ninja: | deps
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 
+# The Python binding (build/python/lance_cpp) goes on the .venv's path by a .pth file.
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
+	@if [ -d $(BUILD)/python/lance_cpp ]; then \
+	  echo "$(CURDIR)/$(BUILD)/python" > "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/lance_cpp_build.pth"; fi
 
 # Only the CLI: the demo needs no test or benchmark binary.
 demo: deps $(BUILD)/build.ninja
@@ -49,7 +53,11 @@ PYTEST_PAR := $(if $(filter 0 1,$(PYTEST_JOBS)),,-n $(PYTEST_JOBS) --dist loadfi
 interop: build
 	LANCE_CPP_BIN=$(CURDIR)/$(BUILD)/bin/lance-cpp $(PY) -m pytest -q $(PYTEST_PAR) tests/interop
 
-test: unit interop
+# The Python binding lance_cpp against pylance, DuckDB and Polars.
+python: build
+	$(PY) -m pytest -q tests/python
+
+test: unit interop python
 
 $(ASAN_BUILD)/build.ninja: | deps
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Debug -DLANCE_SANITIZE=ON
