@@ -4,9 +4,13 @@ over lance-cpp's C++ API (the private module _lance_cpp).
 Thread-safety: a LanceDataset may be read from many threads; operations
 that modify it (delete, update, insert, merge_insert, restore, ...) move the
 object to the new version, as pylance's do, and must not race with each
-other on one object. Fork-safety: the native code keeps no threads of its
-own (Arrow's thread pool is reset in a forked child); a child may open and
-read datasets, also ones its parent has open.
+other on one object. Fork-safety: between calls the native code runs no
+threads of its own (a scan's read-ahead threads live while its stream is
+read; Arrow resets its thread pool in a forked child), so a child may open
+and read datasets, also through handles its parent opened. Do not fork while
+another thread is inside a lance_cpp call, nor go on reading in the child a
+stream (to_reader, to_batches) the parent had started: locks held then by
+threads that do not exist in the child could never be released.
 """
 
 from __future__ import annotations
