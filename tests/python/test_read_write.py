@@ -245,3 +245,16 @@ def test_path_and_str_uris(tmp_path, table):
     lance_cpp.write_dataset(table, pathlib.Path(tmp_path / "b"))
     assert lance_cpp.dataset(pathlib.Path(tmp_path / "a")).count_rows() == 1000
     assert lance_cpp.dataset(str(tmp_path / "b")).count_rows() == 1000
+
+
+def test_stream_outlives_dataset(tmp_path):
+    import gc
+
+    lance_cpp.write_dataset(pa.table({"id": list(range(100000))}), tmp_path / "ds", max_rows_per_file=10000)
+    reader = lance_cpp.dataset(tmp_path / "ds").scanner(filter="id > 5", batch_size=100).to_reader()
+    capsule = lance_cpp.dataset(tmp_path / "ds").__arrow_c_stream__()
+    gc.collect()
+    assert reader.read_all()["id"].to_pylist() == list(range(6, 100000))
+    assert pa.RecordBatchReader._import_from_c_capsule(capsule).read_all().num_rows == 100000
+    del capsule  # a capsule never imported releases its stream
+    gc.collect()
