@@ -74,14 +74,32 @@ _TOKEN = re.compile(
 )
 _IS_NULL = re.compile(r"is_null\(([A-Za-z_][A-Za-z0-9_]*), \{nan_is_null=false\}\)")
 _IS_VALID = re.compile(r"is_valid\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_IS_IN = re.compile(
+    r"is_in\(([A-Za-z_][A-Za-z0-9_]*), \{value_set=[a-z0-9_]+:\[\n(.*?)\n\], null_matching_behavior=MATCH\}\)",
+    re.DOTALL,
+)
+_IS_IN_ITEM = re.compile(r'\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*(?:,|$)')
+
+
+def _is_in_sql(m: "re.Match[str]") -> str:
+    items, pos, body = [], 0, m.group(2)
+    while pos < len(body):
+        item = _IS_IN_ITEM.match(body, pos)
+        if item is None or item.end() == pos:
+            return m.group(0)  # left as it is: refused below, naming is_in
+        items.append(item.group(1))
+        pos = item.end()
+    return f"({m.group(1)} IN ({', '.join(items)}))"
 
 
 def _expression_sql(expr: pc.Expression) -> str:
     """SQL for a simple pyarrow compute Expression: comparisons of columns with
-    literals, and / or / ~, is_null / is_valid. Anything else is a TypeError."""
+    literals, and / or / ~, is_null / is_valid, isin of numbers or strings.
+    Anything else is a TypeError."""
     text = str(expr)
     text = _IS_NULL.sub(r"(\1 IS NULL)", text)
     text = _IS_VALID.sub(r"(\1 IS NOT NULL)", text)
+    text = _IS_IN.sub(_is_in_sql, text)
     out, pos = [], 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)
@@ -109,7 +127,7 @@ def _expression_sql(expr: pc.Expression) -> str:
             following = text[pos:].lstrip()[:1]
             if name == "invert" and following == "(":
                 out.append("NOT")
-            elif name in ("and", "or", "true", "false", "null", "IS", "NOT", "NULL"):
+            elif name in ("and", "or", "true", "false", "null", "IS", "NOT", "NULL", "IN"):
                 out.append(name.upper())
             elif following == "(":
                 raise TypeError(

@@ -205,7 +205,9 @@ def test_errors(tmp_path, table):
     with pytest.raises(ValueError):
         ds.to_table(filter="id = ")
     with pytest.raises(TypeError, match="is_in"):
-        ds.to_table(filter=pc.field("id").isin([1, 2]))
+        ds.to_table(filter=pc.field("id").isin([]))
+    with pytest.raises(TypeError, match="list_value_length"):
+        ds.to_table(filter=pc.list_value_length(pc.field("tags")) > 1)
     with pytest.raises(TypeError, match="expression"):
         ds.to_table(columns={"x": "id + 1"})
     with pytest.raises((OSError, ValueError), match="99"):
@@ -233,6 +235,8 @@ def test_expression_filters(tmp_path, table):
         f("maybe").is_null() & (f("id") < 10),
         f("maybe").is_valid(),
         f("name") == "it's",
+        f("id").isin([1, 5, 999]) | f("name").isin(["name-7", "b,c", "it's"]),
+        ~f("maybe").isin([1.5]),
     ]:
         assert ds.to_table(filter=expr) == ref.to_table(filter=expr), str(expr)
         assert ds.count_rows(expr) == ref.count_rows(expr)
