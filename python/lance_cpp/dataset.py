@@ -188,7 +188,8 @@ def _stream_capsule(data: Any) -> Any:
 
 class _OSErrors:
     """Re-raises the library's ValueError as OSError, for the calls whose
-    refusals pylance raises as OSError (writes, delete, cleanup)."""
+    refusals pylance raises as OSError (writes, delete, cleanup, checkout of a
+    missing version, take out of range)."""
 
     def __enter__(self) -> None:
         return None
@@ -297,7 +298,12 @@ class LanceDataset:
 
     def __init__(self, uri: Union[str, Path], version: Optional[Union[int, str]] = None):
         version = "" if version is None else str(version)
-        self._handle = _lance_cpp.Dataset.open(_uri(uri), version)
+        try:
+            self._handle = _lance_cpp.Dataset.open(_uri(uri), version)
+        except OSError as e:
+            if "dataset not found" in str(e):  # pylance: ValueError "Dataset at path ... was not found"
+                raise ValueError(str(e)) from e
+            raise
         self._uri = self._handle.uri
 
     @classmethod
@@ -446,7 +452,8 @@ class LanceDataset:
     def take(self, indices: Iterable[int], columns: Optional[Union[List[str], Dict[str, str]]] = None) -> pa.Table:
         """Rows at these offsets among the live rows, in the order asked."""
         names, renames = _columns(columns)
-        table = _table(self._handle.take([int(i) for i in indices], names))
+        with _OSErrors():  # as pylance's, for an index out of range
+            table = _table(self._handle.take([int(i) for i in indices], names))
         return table.rename_columns(renames) if renames else table
 
     def _take_rows(self, row_ids: Iterable[int], columns: Optional[List[str]] = None) -> pa.Table:
@@ -465,7 +472,8 @@ class LanceDataset:
     # ---- versions
     def checkout_version(self, version: Union[int, str]) -> "LanceDataset":
         """This dataset at another version (a number or a tag)."""
-        return LanceDataset._from_handle(self._handle.checkout(str(version)))
+        with _OSErrors():  # as pylance's, for a version that does not exist
+            return LanceDataset._from_handle(self._handle.checkout(str(version)))
 
     def checkout_latest(self) -> "LanceDataset":
         self._handle = self._handle.checkout("")
