@@ -264,3 +264,16 @@ def test_stream_outlives_dataset(tmp_path):
     assert pa.RecordBatchReader._import_from_c_capsule(capsule).read_all().num_rows == 100000
     del capsule  # a capsule never imported releases its stream
     gc.collect()
+
+
+def test_write_with_schema(tmp_path, table):
+    import pandas as pd
+
+    schema = pa.schema([("id", pa.int32()), ("name", pa.large_string())])
+    small = table.select(["id", "name"]).slice(0, 10)
+    ds = lance_cpp.write_dataset(small, tmp_path / "ds", schema=schema, storage_options={})
+    assert lance.dataset(tmp_path / "ds").schema == schema
+    lance_cpp.write_dataset(small.to_pandas(), ds, schema=schema, mode="append")  # a dataset as the uri
+    ref = lance.write_dataset(small.to_pandas(), tmp_path / "ref", schema=schema)
+    assert lance_cpp.dataset(tmp_path / "ds").to_table() == pa.concat_tables([ref.to_table()] * 2)
+    assert isinstance(small.to_pandas(), pd.DataFrame)
