@@ -50,6 +50,14 @@ def _uri(uri: Union[str, Path]) -> str:
     raise TypeError(f"uri must be a str or a pathlib.Path, not {type(uri).__name__}")
 
 
+def _refuse_unsupported(call: str, given: Dict[str, Any]) -> None:
+    """pylance's arguments of `call` that lance_cpp does not implement:
+    refused when given (not None), never silently ignored."""
+    names = sorted(k for k, v in given.items() if v is not None)
+    if names:
+        raise NotImplementedError(f"lance_cpp {call}: {', '.join(names)} not supported yet")
+
+
 def _no_storage_options(storage_options: Optional[Dict[str, str]]) -> None:
     if storage_options:
         raise NotImplementedError(
@@ -219,9 +227,9 @@ def dataset(
     **kwargs: Any,
 ) -> "LanceDataset":
     """Opens the dataset at `uri`, at `version` (a number or a tag; None = latest)."""
+    # block_size and index_cache_size only tune I/O and caching.
     _no_storage_options(storage_options)
-    if asof is not None:
-        raise NotImplementedError("lance_cpp.dataset(asof=...) is not supported yet")
+    _refuse_unsupported("dataset()", dict(kwargs, asof=asof, commit_lock=commit_lock))
     return LanceDataset(uri, version)
 
 
@@ -242,6 +250,7 @@ def write_dataset(
 ) -> "LanceDataset":
     """Writes `data` to `uri` ("create", "append" or "overwrite"), as pylance's."""
     _no_storage_options(storage_options)
+    _refuse_unsupported("write_dataset()", kwargs)
     if isinstance(uri, LanceDataset):
         uri = uri.uri
     if use_legacy_format is not None and data_storage_version is None:
@@ -422,6 +431,9 @@ class LanceDataset:
         use_scalar_index: Optional[bool] = None,
         **kwargs: Any,
     ) -> "LanceScanner":
+        # batch_size_bytes and the read-ahead settings only tune the scan;
+        # rows always come in order, which scan_in_order=False allows too.
+        _refuse_unsupported("scanner()", dict(kwargs, index_segments=index_segments))
         return LanceScanner(
             self,
             columns=columns,
@@ -492,8 +504,7 @@ class LanceDataset:
         error_if_tagged_old_versions: bool = True,
         **kwargs: Any,
     ) -> CleanupStats:
-        if retain_versions is not None:
-            raise NotImplementedError("cleanup_old_versions(retain_versions=...) is not supported yet")
+        _refuse_unsupported("cleanup_old_versions()", dict(kwargs, retain_versions=retain_versions))
         if older_than is None:
             older_than = timedelta(days=14)
         with _OSErrors():
@@ -507,6 +518,8 @@ class LanceDataset:
         """Appends `data` (mode "append") or replaces the content ("overwrite")."""
         if mode not in ("append", "overwrite"):
             raise ValueError(f"insert mode must be 'append' or 'overwrite', not {mode!r}")
+        used = ("data_storage_version", "max_rows_per_file", "max_rows_per_group", "max_bytes_per_file")
+        _refuse_unsupported("insert()", {k: v for k, v in kwargs.items() if k not in used})
         capsule = _stream_capsule(data)
         with _OSErrors():
             self._handle = self._handle.write(
@@ -520,6 +533,7 @@ class LanceDataset:
 
     def delete(self, predicate: Any, **kwargs: Any) -> Dict[str, int]:
         """Deletes the rows where `predicate` holds; {"num_deleted_rows": N}."""
+        _refuse_unsupported("delete()", kwargs)
         sql = _filter_sql(predicate)
         if not sql:
             raise ValueError("delete needs a predicate")
@@ -529,6 +543,7 @@ class LanceDataset:
 
     def update(self, updates: Dict[str, str], where: Any = None, **kwargs: Any) -> Dict[str, int]:
         """SET column = SQL expression for the rows where `where` holds; {"num_rows_updated": N}."""
+        _refuse_unsupported("update()", kwargs)
         if not isinstance(updates, dict) or not updates:
             raise ValueError("updates must be a non-empty dict of column name to SQL expression")
         pairs = [(str(k), str(v)) for k, v in updates.items()]
@@ -548,6 +563,8 @@ class LanceDataset:
         **kwargs: Any,
     ) -> "LanceDataset":
         """A BTREE, BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER, NGRAM or INVERTED index."""
+        used = ("with_position", "base_tokenizer", "rows_per_zone")
+        _refuse_unsupported("create_scalar_index()", {k: v for k, v in kwargs.items() if k not in used})
         self._handle = self._handle.create_index(
             column,
             str(index_type).upper(),
@@ -584,6 +601,7 @@ class LanceDataset:
         index_type = str(index_type).upper()
         if not index_type.startswith("IVF"):
             return self.create_scalar_index(column, index_type, name, replace=replace, **kwargs)
+        _refuse_unsupported("create_index()", kwargs)
         self._handle = self._handle.create_index(
             column,
             index_type,
@@ -634,6 +652,8 @@ class LanceScanner:
         h = self._ds._handle
         if self._nearest is not None:
             n = dict(self._nearest)
+            known = ("column", "q", "k", "nprobes", "refine_factor", "metric", "use_index")
+            _refuse_unsupported("nearest", {k: v for k, v in n.items() if k not in known})
             q = n.get("q")
             if q is None or "column" not in n:
                 raise ValueError("nearest needs 'column' and 'q'")
@@ -825,6 +845,7 @@ class DatasetOptimizer:
         defer_index_remap: bool = False,
         **kwargs: Any,
     ) -> CompactionMetrics:
+        _refuse_unsupported("compact_files()", kwargs)
         handle, metrics = self._ds._handle.compact_files(
             int(target_rows_per_fragment),
             int(max_rows_per_group),

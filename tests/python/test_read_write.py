@@ -226,6 +226,34 @@ def test_errors(tmp_path, table):
     assert lance_cpp.dataset(uri).version == 1
 
 
+def test_unimplemented_arguments_refused(tmp_path, table):
+    # pylance's arguments lance_cpp does not implement are refused by name,
+    # never ignored; nothing is committed.
+    uri = tmp_path / "ds"
+    ds = lance_cpp.write_dataset(table, uri)
+    calls = [
+        ("commit_lock", lambda: lance_cpp.dataset(uri, commit_lock=object())),
+        ("asof", lambda: lance_cpp.dataset(uri, asof="2026-01-01")),
+        ("commit_message", lambda: lance_cpp.write_dataset(table, uri, mode="append", commit_message="m")),
+        ("order_by", lambda: ds.to_table(order_by=["id"])),
+        ("index_segments", lambda: ds.scanner(index_segments=[1])),
+        ("fast_search", lambda: ds.count_rows(fast_search=True)),
+        ("conflict_retries", lambda: ds.delete("id < 3", conflict_retries=1)),
+        ("conflict_retries", lambda: ds.update({"score": "0"}, conflict_retries=1)),
+        ("commit_message", lambda: ds.insert(table, commit_message="m")),
+        ("retain_versions", lambda: ds.cleanup_old_versions(retain_versions=1)),
+        ("stem", lambda: ds.create_scalar_index("name", "INVERTED", stem=False)),
+        ("num_sub_vectors", lambda: ds.create_index("point", "IVF_FLAT", num_sub_vectors=4)),
+        ("max_source_fragments", lambda: ds.optimize.compact_files(max_source_fragments=2)),
+        ("ef", lambda: ds.to_table(nearest={"column": "score", "q": [1.0], "ef": 10})),
+    ]
+    for name, call in calls:
+        with pytest.raises(NotImplementedError, match=name):
+            call()
+    assert lance_cpp.dataset(uri).version == 1
+    assert lance_cpp.dataset(uri).to_table() == table
+
+
 def test_expression_filters(tmp_path, table):
     uri = tmp_path / "ds"
     ds = lance_cpp.write_dataset(table.append_column("maybe", pa.array([None, 1.5] * 500)), uri)
