@@ -10,26 +10,7 @@ without copies. No pylance and no Rust inside.
 
 import pyarrow  # noqa: F401  (loads libarrow before the extension needs it)
 
-from .dataset import (
-    CleanupStats,
-    CompactionMetrics,
-    LanceDataset,
-    LanceFragment,
-    LanceScanner,
-    MergeInsertBuilder,
-    Tags,
-    dataset,
-    write_dataset,
-)
+from . import dataset as _dataset_module
+from .dataset import *  # noqa: F401,F403  (the names dataset.py's __all__ lists)
 
-__all__ = [
-    "CleanupStats",
-    "CompactionMetrics",
-    "LanceDataset",
-    "LanceFragment",
-    "LanceScanner",
-    "MergeInsertBuilder",
-    "Tags",
-    "dataset",
-    "write_dataset",
-]
+__all__ = list(_dataset_module.__all__)
