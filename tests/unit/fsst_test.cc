@@ -283,6 +283,48 @@ TEST(FsstTest, OffsetsNeedNotStartAtZero) {
   EXPECT_EQ(r->offsets, (std::vector<uint64_t>{0, 1, 4}));
 }
 
+// The chunks of a page decode into one output: 32-bit offsets that need not
+// start at zero, appended run after run, each end counted from the start.
+TEST(FsstTest, DecoderAppendsRunsWithNarrowOffsets) {
+  const Flat f = Flatten(VariedStrings(3, 3000, 6));
+  auto [table, compressed] = Compress(f);
+  auto decoder = FsstDecoder::Make(table);
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  auto made = arrow::AllocateResizableBuffer(0);
+  ASSERT_TRUE(made.ok());
+  std::shared_ptr<arrow::ResizableBuffer> out = std::move(*made);
+  const size_t n = compressed.offsets.size() - 1;
+  std::vector<uint64_t> ends(n);
+  // Three runs of unequal length; offsets as u32 shifted by 5 over padded data.
+  const std::string data = "#####" + compressed.data;
+  size_t done = 0;
+  for (size_t run : {size_t{1}, n / 3, n - 1 - n / 3}) {
+    std::vector<uint32_t> offsets;
+    for (size_t i = done; i <= done + run; ++i) offsets.push_back(static_cast<uint32_t>(compressed.offsets[i] + 5));
+    auto st = decoder->DecompressAppend(reinterpret_cast<const uint8_t*>(offsets.data()), 4, run, data, out.get(),
+                                        ends.data() + done);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    done += run;
+  }
+  ASSERT_EQ(done, n);
+  VariableValues got;
+  got.offsets.push_back(0);
+  got.offsets.insert(got.offsets.end(), ends.begin(), ends.end());
+  got.data.assign(reinterpret_cast<const char*>(out->data()), static_cast<size_t>(out->size()));
+  EXPECT_EQ(got.offsets, f.offsets);
+  EXPECT_EQ(got.data, f.data);
+  // A bad width and an unknown code in the middle of a run.
+  EXPECT_TRUE(decoder->DecompressAppend(nullptr, 2, 0, "", out.get(), ends.data()).IsInvalid());
+  const std::string small = MakeTable({"ab"});
+  auto d2 = FsstDecoder::Make(small);
+  ASSERT_TRUE(d2.ok());
+  const uint64_t offsets[] = {0, 1, 3, 4};
+  auto st = d2->DecompressAppend(reinterpret_cast<const uint8_t*>(offsets), 8, 3, std::string_view("\x00\x00\x07\x00", 4),
+                                 out.get(), ends.data());
+  EXPECT_TRUE(st.IsInvalid());
+  EXPECT_NE(st.message().find("value 1 uses code 7"), std::string::npos) << st.message();
+}
+
 TEST(FsstTest, RejectsCorruptInput) {
   const std::string table = MakeTable({"ab", "cd"});
   auto status = [](std::string_view t, std::vector<uint64_t> offsets, std::string_view data) {

@@ -499,8 +499,7 @@ VariableValues Verbatim(std::span<const uint64_t> offsets, std::string_view data
 
 }  // namespace
 
-Result<VariableValues> FsstDecompress(std::string_view symbol_table, std::span<const uint64_t> offsets,
-                                      std::string_view data) {
+Result<FsstDecoder> FsstDecoder::Make(std::string_view symbol_table) {
   if (symbol_table.size() < 8) {
     return Status::Invalid("FSST symbol table: ", symbol_table.size(), " bytes, expected ",
                            kSymbolTableSize);
@@ -512,66 +511,135 @@ Result<VariableValues> FsstDecompress(std::string_view symbol_table, std::span<c
     return Status::Invalid("FSST symbol table: ", symbol_table.size(), " bytes, expected ",
                            kSymbolTableSize);
   }
-  LANCE_RETURN_NOT_OK(CheckOffsets("decompress", offsets, data.size()));
-  if ((header & (uint64_t{1} << 24)) == 0) return Verbatim(offsets, data);
-
-  const size_t n = header & 255;
-  std::array<uint64_t, 256> symbols{};
-  std::array<uint8_t, 256> lens{};
+  FsstDecoder decoder;
+  decoder.compressed_ = (header & (uint64_t{1} << 24)) != 0;
+  decoder.num_symbols_ = static_cast<uint32_t>(header & 255);
+  if (!decoder.compressed_) return decoder;
+  const size_t n = decoder.num_symbols_;
   for (size_t i = 0; i < n; ++i) {
-    symbols[i] = LoadLe64(table + 8 + 8 * i);
-    lens[i] = table[8 + 8 * n + i];
-    if (lens[i] < 1 || lens[i] > kMaxSymbolLength) {
-      return Status::Invalid("FSST symbol table: symbol ", i, " has length ", int{lens[i]});
+    decoder.symbols_[i] = LoadLe64(table + 8 + 8 * i);
+    decoder.lens_[i] = table[8 + 8 * n + i];
+    if (decoder.lens_[i] < 1 || decoder.lens_[i] > kMaxSymbolLength) {
+      return Status::Invalid("FSST symbol table: symbol ", i, " has length ", int{decoder.lens_[i]});
     }
   }
+  return decoder;
+}
 
-  const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
+namespace {
+
+// Grows `out` to hold at least `need` bytes, geometrically (Reserve alone
+// grows to exactly what is asked). Kept out of line: the hot loop only
+// compares against the capacity it caches.
+Status Grow(arrow::ResizableBuffer* out, uint64_t need) {
+  const uint64_t grown = std::max<uint64_t>(need, 2 * static_cast<uint64_t>(out->capacity()));
+  auto st = out->Reserve(static_cast<int64_t>(grown));
+  if (!st.ok()) return Status::IOError("FSST: cannot allocate ", grown, " bytes: ", st.message());
+  return Status::OK();
+}
+
+}  // namespace
+
+template <typename Offset>
+Status FsstDecoder::Run(const uint8_t* offsets, uint64_t n, std::string_view data, arrow::ResizableBuffer* out,
+                        uint64_t* ends) const {
+  static_assert(std::endian::native == std::endian::little, "offsets and symbols are little-endian");
+  auto offset_at = [offsets](uint64_t i) {
+    Offset o;
+    std::memcpy(&o, offsets + i * sizeof(Offset), sizeof(Offset));
+    return static_cast<uint64_t>(o);
+  };
+  const auto* src = reinterpret_cast<const uint8_t*>(data.data());
+  const uint64_t size = data.size();
+  uint64_t used = static_cast<uint64_t>(out->size());
+  uint64_t capacity = static_cast<uint64_t>(out->capacity());
+  uint8_t* base = out->mutable_data();
+  uint64_t start = offset_at(0);
+  Status status;
+  for (uint64_t v = 0; v < n; ++v) {
+    const uint64_t end = offset_at(v + 1);
+    if (end < start || end > size) {
+      status = end < start ? Status::Invalid("FSST: offsets decrease at value ", v, " (", start, " then ", end, ")")
+                           : Status::Invalid("FSST: value ", v, " ends at ", end, ", past the ", size,
+                                             "-byte data");
+      break;
+    }
+    // A code expands to at most 8 bytes, and symbols are copied 8 bytes at a
+    // time (only their length counts), so 8 per input byte is always enough.
+    const uint64_t need = used + (compressed_ ? 8 * (end - start) : end - start);
+    if (need > capacity) [[unlikely]] {
+      status = Grow(out, need);
+      if (!status.ok()) break;
+      capacity = static_cast<uint64_t>(out->capacity());
+      base = out->mutable_data();
+    }
+    uint8_t* dst = base + used;
+    if (!compressed_) {
+      if (end > start) std::memcpy(dst, src + start, end - start);
+      used += end - start;
+    } else {
+      uint8_t* const value_start = dst;
+      uint8_t bad = 0;
+      for (uint64_t p = start; p < end;) {
+        const uint8_t code = src[p];
+        if (code != kEscape) [[likely]] {
+          const uint8_t len = lens_[code];
+          bad |= static_cast<uint8_t>(len - 1);  // 0x80 set only for a code past the table
+          std::memcpy(dst, &symbols_[code], 8);
+          dst += len;
+          p += 1;
+        } else {
+          if (p + 1 >= end) {
+            status = Status::Invalid("FSST: value ", v, " ends in an escape code with no literal");
+            break;
+          }
+          *dst++ = src[p + 1];
+          p += 2;
+        }
+      }
+      if (!status.ok()) break;
+      if (bad & 0x80) {
+        for (uint64_t p = start; p < end; ++p) {
+          if (src[p] == kEscape) {
+            ++p;
+          } else if (src[p] >= num_symbols_) {
+            status = Status::Invalid("FSST: value ", v, " uses code ", int{src[p]}, " but the table has ",
+                                     num_symbols_, " symbols");
+            break;
+          }
+        }
+        break;
+      }
+      used += static_cast<uint64_t>(dst - value_start);
+    }
+    ends[v] = used;
+    start = end;
+  }
+  auto st = out->Resize(static_cast<int64_t>(used), /*shrink_to_fit=*/false);
+  if (status.ok() && !st.ok()) status = Status::IOError("FSST: cannot size the output: ", st.message());
+  return status;
+}
+
+Status FsstDecoder::DecompressAppend(const uint8_t* offsets, unsigned offset_width, uint64_t n, std::string_view data,
+                                     arrow::ResizableBuffer* out, uint64_t* ends) const {
+  if (offset_width == 4) return Run<uint32_t>(offsets, n, data, out, ends);
+  if (offset_width == 8) return Run<uint64_t>(offsets, n, data, out, ends);
+  return Status::Invalid("FSST: ", offset_width, "-byte offsets");
+}
+
+Result<VariableValues> FsstDecompress(std::string_view symbol_table, std::span<const uint64_t> offsets,
+                                      std::string_view data) {
+  LANCE_ASSIGN_OR_RAISE(auto decoder, FsstDecoder::Make(symbol_table));
+  if (offsets.empty()) return Status::Invalid("FSST decompress: offsets must have at least one entry");
+  const uint64_t n = offsets.size() - 1;
+  auto made = arrow::AllocateResizableBuffer(0);
+  if (!made.ok()) return Status::IOError("FSST: ", made.status().message());
+  std::unique_ptr<arrow::ResizableBuffer> buffer = std::move(*made);
   VariableValues out;
-  out.offsets.resize(offsets.size());
-  // First pass: validate every code and size the output exactly.
-  uint64_t total = 0;
-  for (size_t v = 0; v + 1 < offsets.size(); ++v) {
-    for (uint64_t p = offsets[v]; p < offsets[v + 1];) {
-      const uint8_t code = bytes[p];
-      if (code == kEscape) {
-        if (p + 1 >= offsets[v + 1]) {
-          return Status::Invalid("FSST: value ", v, " ends in an escape code with no literal");
-        }
-        total += 1;
-        p += 2;
-      } else {
-        if (code >= n) {
-          return Status::Invalid("FSST: value ", v, " uses code ", int{code}, " but the table has ",
-                                 n, " symbols");
-        }
-        total += lens[code];
-        p += 1;
-      }
-    }
-  }
-  // Symbols are stored 8 bytes at a time (only their length counts): the
-  // slack past the end takes the overhang of the last one.
-  static_assert(std::endian::native == std::endian::little, "symbols are stored as little-endian words");
-  out.data.resize(total + 8);
-  auto* dst = reinterpret_cast<uint8_t*>(out.data.data());
-  uint64_t o = 0;
-  out.offsets[0] = 0;
-  for (size_t v = 0; v + 1 < offsets.size(); ++v) {
-    for (uint64_t p = offsets[v]; p < offsets[v + 1];) {
-      const uint8_t code = bytes[p];
-      if (code == kEscape) {
-        dst[o++] = bytes[p + 1];
-        p += 2;
-      } else {
-        std::memcpy(dst + o, &symbols[code], 8);
-        o += lens[code];
-        p += 1;
-      }
-    }
-    out.offsets[v + 1] = o;
-  }
-  out.data.resize(total);
+  out.offsets.assign(n + 1, 0);
+  LANCE_RETURN_NOT_OK(decoder.DecompressAppend(reinterpret_cast<const uint8_t*>(offsets.data()), 8, n, data,
+                                               buffer.get(), out.offsets.data() + 1));
+  out.data.assign(reinterpret_cast<const char*>(buffer->data()), static_cast<size_t>(buffer->size()));
   return out;
 }
 

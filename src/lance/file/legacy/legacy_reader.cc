@@ -1,4 +1,5 @@
 #include "lance/file/legacy/legacy_reader.h"
+#include "lance/file/validate_array.h"
 #include "lance/util/protobuf.h"
 
 #include <algorithm>
@@ -389,7 +390,7 @@ Result<std::shared_ptr<arrow::RecordBatch>> LegacyFileReader::ReadBatch(int batc
   arrow::ArrayVector columns;
   for (const auto& field : projection.fields) {
     LANCE_ASSIGN_OR_RAISE(auto arr, reader.Read(field, 0, rows, /*exact=*/true, 0));
-    auto st = arr->ValidateFull();
+    auto st = ValidateDecodedArray(*arr);
     if (!st.ok()) {
       return Status::Invalid("corrupt lance file ", name_, ": ", Describe(field, batch), ": ", st.message());
     }

@@ -107,6 +107,24 @@ DataBlock DataBlock::Constant(std::shared_ptr<arrow::Buffer> scalar, uint64_t nu
   return b;
 }
 
+namespace {
+
+// No early exit and no carried value, so the loop vectorizes; the caller
+// looks for the index only when this says no.
+template <typename T>
+bool OffsetsAscending(const uint8_t* p, uint64_t count) {
+  bool bad = false;
+  for (uint64_t i = 1; i < count; ++i) {
+    T prev, cur;
+    std::memcpy(&prev, p + (i - 1) * sizeof(T), sizeof(T));
+    std::memcpy(&cur, p + i * sizeof(T), sizeof(T));
+    bad |= cur < prev;
+  }
+  return !bad;
+}
+
+}  // namespace
+
 Status ValidateBlock(const DataBlock& block) {
   switch (block.kind) {
     case BlockKind::kAllNull:
@@ -138,12 +156,16 @@ Status ValidateBlock(const DataBlock& block) {
                        " offset bytes but has ", have);
       }
       const uint64_t data_size = block.data ? static_cast<uint64_t>(block.data->size()) : 0;
-      uint64_t prev = VariableOffset(block, 0);
-      for (uint64_t i = 1; i <= block.num_values; ++i) {
-        uint64_t cur = VariableOffset(block, i);
-        if (cur < prev) return Corrupt("variable-width offsets decrease at index ", i);
-        prev = cur;
+      const bool ascending = block.bits_per_offset == 32 ? OffsetsAscending<uint32_t>(block.offsets->data(), count)
+                                                         : OffsetsAscending<uint64_t>(block.offsets->data(), count);
+      if (!ascending) {
+        for (uint64_t i = 1; i <= block.num_values; ++i) {
+          if (VariableOffset(block, i) < VariableOffset(block, i - 1)) {
+            return Corrupt("variable-width offsets decrease at index ", i);
+          }
+        }
       }
+      const uint64_t prev = VariableOffset(block, block.num_values);
       if (prev > data_size) {
         return Corrupt("variable-width offsets end at ", prev, " past ", data_size, " data bytes");
       }
@@ -225,19 +247,37 @@ Result<DataBlock> ConcatVariable(const std::vector<DataBlock>& blocks, arrow::Me
   }
   if (total_bytes > 0xFFFFFFFFull) wide = true;
   const unsigned width = wide ? 8 : 4;
-  LANCE_ASSIGN_OR_RAISE(auto offsets, AllocateZeroed((total_values + 1) * width, pool));
-  LANCE_ASSIGN_OR_RAISE(auto data, AllocateZeroed(total_bytes, pool));
+  if (blocks.size() == 1 && VariableOffset(blocks[0], 0) == 0) return blocks[0];
+  // Every byte below is written: no zero fill.
+  LANCE_ASSIGN_OR_RAISE(auto offsets, Allocate((total_values + 1) * width, pool));
+  LANCE_ASSIGN_OR_RAISE(auto data, Allocate(total_bytes, pool));
   uint8_t* off = offsets->mutable_data();
   uint8_t* dst = data->mutable_data();
   uint64_t pos = 0, idx = 0;
   StoreUnsigned(off, width, 0);
+  // A loop per width pair, each a plain rebase-and-store.
+  auto rebase = [&]<typename From, typename To>(const DataBlock& b, uint64_t shift) {
+    const uint8_t* src = b.offsets->data();
+    for (uint64_t i = 1; i <= b.num_values; ++i) {
+      From v;
+      std::memcpy(&v, src + i * sizeof(From), sizeof(From));
+      const To t = static_cast<To>(static_cast<uint64_t>(v) + shift);
+      std::memcpy(off + (idx + i) * sizeof(To), &t, sizeof(To));
+    }
+  };
   for (const auto& b : blocks) {
     const uint64_t base = VariableOffset(b, 0);
     const uint64_t end = VariableOffset(b, b.num_values);
     if (end > base) std::memcpy(dst + pos, b.data->data() + base, end - base);
-    for (uint64_t i = 1; i <= b.num_values; ++i) {
-      StoreUnsigned(off + (++idx) * width, width, pos + VariableOffset(b, i) - base);
+    const uint64_t shift = pos - base;  // modular: pos + offset - base
+    if (b.bits_per_offset == 64) {
+      if (wide) rebase.operator()<uint64_t, uint64_t>(b, shift);
+      else rebase.operator()<uint64_t, uint32_t>(b, shift);
+    } else {
+      if (wide) rebase.operator()<uint32_t, uint64_t>(b, shift);
+      else rebase.operator()<uint32_t, uint32_t>(b, shift);
     }
+    idx += b.num_values;
     pos += end - base;
   }
   return DataBlock::Variable(wide ? 64 : 32, total_values, std::move(offsets), std::move(data));
@@ -443,9 +483,25 @@ Result<std::shared_ptr<arrow::ArrayData>> VariableToArrow(const DataBlock& block
     offsets = block.offsets;
   } else {
     const unsigned width = target_bits / 8;
-    LANCE_ASSIGN_OR_RAISE(offsets, AllocateZeroed((block.num_values + 1) * width, pool));
-    for (uint64_t i = 0; i <= block.num_values; ++i) {
-      StoreUnsigned(offsets->mutable_data() + i * width, width, VariableOffset(block, i) - base);
+    LANCE_ASSIGN_OR_RAISE(offsets, Allocate((block.num_values + 1) * width, pool));
+    uint8_t* dst = offsets->mutable_data();
+    const uint8_t* src = block.offsets->data();
+    const uint64_t count = block.num_values + 1;
+    // One loop per width pair, so each compiles to a plain (vectorizable) copy.
+    auto convert = [&]<typename From, typename To>() {
+      for (uint64_t i = 0; i < count; ++i) {
+        From v;
+        std::memcpy(&v, src + i * sizeof(From), sizeof(From));
+        const To t = static_cast<To>(v - static_cast<From>(base));
+        std::memcpy(dst + i * sizeof(To), &t, sizeof(To));
+      }
+    };
+    if (block.bits_per_offset == 64) {
+      if (width == 4) convert.operator()<uint64_t, uint32_t>();
+      else convert.operator()<uint64_t, uint64_t>();
+    } else {
+      if (width == 4) convert.operator()<uint32_t, uint32_t>();
+      else convert.operator()<uint32_t, uint64_t>();
     }
   }
   std::shared_ptr<arrow::Buffer> data = block.data;

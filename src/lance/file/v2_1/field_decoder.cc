@@ -1,4 +1,5 @@
 #include "lance/file/v2_1/field_decoder.h"
+#include "lance/file/validate_array.h"
 #include "lance/util/protobuf.h"
 
 #include <algorithm>
@@ -459,7 +460,7 @@ Result<std::shared_ptr<arrow::Array>> Decode(const Field& field, std::span<const
     if (static_cast<uint64_t>(decoded.array->length()) != out_rows) {
       return Corrupt("decoded ", decoded.array->length(), " rows, expected ", out_rows);
     }
-    LANCE_RETURN_NOT_OK(decoded.array->ValidateFull());
+    LANCE_RETURN_NOT_OK(ValidateDecodedArray(*decoded.array));
     return decoded.array;
   }();
   if (!result.ok()) return AnnotateField(result.status(), field);

@@ -1,5 +1,7 @@
 #include "lance/file/v2_1/mini_block.h"
 
+#include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "lance/file/v2_1/bitpacking.h"
@@ -10,6 +12,8 @@
 #include "lance/file/v2_1/variable.h"
 
 namespace lance::file::v2_1 {
+
+namespace comp = lance::file::compression;
 
 namespace {
 
@@ -112,6 +116,58 @@ Result<DataBlock> DecompressChunkRows(const pb21::CompressiveEncoding& encoding,
   return TakeBlock(all, rows, pool);
 }
 
+// The FSST strings of a whole page, decoded chunk by chunk straight into
+// the page's buffers: no chunk is materialized on its own and then copied,
+// and the symbol table is parsed once.
+class FsstPageOutput {
+ public:
+  static Result<FsstPageOutput> Make(const pb21::Fsst& fsst, uint64_t num_items, uint64_t page_bytes,
+                                     arrow::MemoryPool* pool) {
+    if (!fsst.has_values()) return Corrupt("fsst encoding without values");
+    LANCE_ASSIGN_OR_RAISE(auto decoder, comp::FsstDecoder::Make(fsst.symbol_table()));
+    LANCE_ASSIGN_OR_RAISE(auto offsets, Allocate((num_items + 1) * 8, pool));
+    LANCE_ASSIGN_OR_RAISE(std::shared_ptr<arrow::ResizableBuffer> data, arrow::AllocateResizableBuffer(0, pool));
+    // Text usually expands 2-3x under FSST; the decoder grows the buffer when it must.
+    LANCE_RETURN_NOT_OK(data->Reserve(static_cast<int64_t>(std::min(3 * page_bytes, kMaxAllocationBytes))));
+    reinterpret_cast<uint64_t*>(offsets->mutable_data())[0] = 0;
+    return FsstPageOutput(std::move(decoder), num_items, std::move(offsets), std::move(data));
+  }
+
+  Status Append(const pb21::Fsst& fsst, std::vector<BufferPtr> buffers, uint64_t num_values, arrow::MemoryPool* pool) {
+    if (num_values > num_items_ - count_) {
+      return Corrupt("mini-block chunks hold more than the page's ", num_items_, " items");
+    }
+    LANCE_ASSIGN_OR_RAISE(DataBlock compressed, DecompressMiniBlock(fsst.values(), std::move(buffers), num_values, pool));
+    if (compressed.kind != BlockKind::kVariableWidth) return Corrupt("FSST values are not variable-width");
+    LANCE_RETURN_NOT_OK(ValidateBlock(compressed));
+    if (compressed.num_values != num_values) {
+      return Corrupt("FSST chunk decoded ", compressed.num_values, " values, expected ", num_values);
+    }
+    auto* ends = reinterpret_cast<uint64_t*>(offsets_->mutable_data()) + 1 + count_;
+    LANCE_RETURN_NOT_OK(decoder_.DecompressAppend(compressed.offsets->data(), compressed.bits_per_offset / 8,
+                                                  num_values, AsStringView(compressed.data), data_.get(), ends));
+    count_ += num_values;
+    return Status::OK();
+  }
+
+  // REQUIRES: every chunk appended.
+  DataBlock Finish() && {
+    return DataBlock::Variable(64, count_, arrow::SliceBuffer(offsets_, 0, static_cast<int64_t>((count_ + 1) * 8)),
+                               std::move(data_));
+  }
+
+ private:
+  FsstPageOutput(comp::FsstDecoder decoder, uint64_t num_items, BufferPtr offsets,
+                 std::shared_ptr<arrow::ResizableBuffer> data)
+      : decoder_(std::move(decoder)), num_items_(num_items), offsets_(std::move(offsets)), data_(std::move(data)) {}
+
+  comp::FsstDecoder decoder_;
+  uint64_t num_items_;
+  uint64_t count_ = 0;
+  BufferPtr offsets_;
+  std::shared_ptr<arrow::ResizableBuffer> data_;
+};
+
 }  // namespace
 
 Result<DecodedPage> DecodeMiniBlockPage(const pb21::MiniBlockLayout& layout, const PageData& page,
@@ -147,6 +203,13 @@ Result<DecodedPage> DecodeMiniBlockPage(const pb21::MiniBlockLayout& layout, con
   std::vector<DataBlock> values;
   std::vector<uint16_t> rep, def;
   values.reserve(chunks.size());
+  // Reading every row of FSST strings (the common string page): one output for the page.
+  std::optional<FsstPageOutput> fsst_out;
+  if (ctx.kept_rows == nullptr && layout.value_compression().compression_case() ==
+                                      pb21::CompressiveEncoding::CompressionCase::kFsst) {
+    LANCE_ASSIGN_OR_RAISE(fsst_out, FsstPageOutput::Make(layout.value_compression().fsst(), num_items,
+                                                         static_cast<uint64_t>(data->size()), pool));
+  }
   // Without repetition a chunk's values are rows: keep only those the caller
   // wants, chunk by chunk, so the page is never materialized whole.
   const bool keep = ctx.kept_rows != nullptr && !has_rep;
@@ -208,13 +271,18 @@ Result<DecodedPage> DecodeMiniBlockPage(const pb21::MiniBlockLayout& layout, con
       buffers.push_back(std::move(b));
       pos = PadTo(pos + size, kMiniBlockAlignment);
     }
-    auto chunk_values =
-        keep ? DecompressChunkRows(layout.value_compression(), std::move(buffers), chunk.num_values, local, pool)
-             : DecompressMiniBlock(layout.value_compression(), std::move(buffers), chunk.num_values, pool);
-    if (!chunk_values.ok()) {
-      return chunk_values.status().WithMessage("mini-block chunk ", c, ": ", chunk_values.status().message());
+    if (fsst_out) {
+      auto st = fsst_out->Append(layout.value_compression().fsst(), std::move(buffers), chunk.num_values, pool);
+      if (!st.ok()) return st.WithMessage("mini-block chunk ", c, ": ", st.message());
+    } else {
+      auto chunk_values =
+          keep ? DecompressChunkRows(layout.value_compression(), std::move(buffers), chunk.num_values, local, pool)
+               : DecompressMiniBlock(layout.value_compression(), std::move(buffers), chunk.num_values, pool);
+      if (!chunk_values.ok()) {
+        return chunk_values.status().WithMessage("mini-block chunk ", c, ": ", chunk_values.status().message());
+      }
+      values.push_back(std::move(*chunk_values));
     }
-    values.push_back(std::move(*chunk_values));
 
     // The u16 level count wraps for chunks of 65536+ levels; RLE payloads
     // know their true length.
@@ -250,7 +318,11 @@ Result<DecodedPage> DecodeMiniBlockPage(const pb21::MiniBlockLayout& layout, con
   if (keep && chunk_start != num_items) {
     return Corrupt("mini-block chunks hold ", chunk_start, " items, expected ", num_items);
   }
-  LANCE_ASSIGN_OR_RAISE(out.values, ConcatBlocks(std::move(values), pool));
+  if (fsst_out) {
+    out.values = std::move(*fsst_out).Finish();
+  } else {
+    LANCE_ASSIGN_OR_RAISE(out.values, ConcatBlocks(std::move(values), pool));
+  }
   const uint64_t expected_values = keep ? kept : num_items;
   if (out.values.num_values != expected_values) {
     return Corrupt("mini-block page decoded ", out.values.num_values, " items, expected ", expected_values);

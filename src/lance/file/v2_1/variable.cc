@@ -115,12 +115,26 @@ Result<DataBlock> VariableFromValues(const comp::VariableValues& values, uint64_
 }
 
 Result<DataBlock> DecodeFsst(const std::string& symbol_table, const DataBlock& compressed, arrow::MemoryPool* pool) {
+  LANCE_ASSIGN_OR_RAISE(auto decoder, comp::FsstDecoder::Make(symbol_table));
+  return DecodeFsst(decoder, compressed, pool);
+}
+
+Result<DataBlock> DecodeFsst(const comp::FsstDecoder& decoder, const DataBlock& compressed,
+                             arrow::MemoryPool* pool) {
   if (compressed.kind != BlockKind::kVariableWidth) return Corrupt("FSST values are not variable-width");
   LANCE_RETURN_NOT_OK(ValidateBlock(compressed));
-  std::vector<uint64_t> offsets(compressed.num_values + 1);
-  for (uint64_t i = 0; i <= compressed.num_values; ++i) offsets[i] = VariableOffset(compressed, i);
-  LANCE_ASSIGN_OR_RAISE(auto values, comp::FsstDecompress(symbol_table, offsets, AsStringView(compressed.data)));
-  return VariableFromValues(values, compressed.num_values, pool);
+  const uint64_t n = compressed.num_values;
+  LANCE_ASSIGN_OR_RAISE(auto offsets, Allocate((n + 1) * 8, pool));
+  auto* ends = reinterpret_cast<uint64_t*>(offsets->mutable_data());
+  ends[0] = 0;
+  LANCE_ASSIGN_OR_RAISE(std::shared_ptr<arrow::ResizableBuffer> data, arrow::AllocateResizableBuffer(0, pool));
+  // Text usually expands 2-3x under FSST; the decoder grows the buffer when it must.
+  const uint64_t compressed_bytes = compressed.data ? static_cast<uint64_t>(compressed.data->size()) : 0;
+  LANCE_RETURN_NOT_OK(data->Reserve(static_cast<int64_t>(std::min(3 * compressed_bytes, kMaxAllocationBytes))));
+  LANCE_RETURN_NOT_OK(decoder.DecompressAppend(compressed.offsets->data(), compressed.bits_per_offset / 8, n,
+                                               AsStringView(compressed.data), data.get(), ends + 1));
+  // Offsets made by the decoder start at 0 and never decrease: no second validation.
+  return DataBlock::Variable(64, n, std::move(offsets), std::move(data));
 }
 
 Result<DataBlock> DecodeVariableBlock(const BufferPtr& data, uint64_t num_values, arrow::MemoryPool* pool) {

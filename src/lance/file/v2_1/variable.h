@@ -34,6 +34,9 @@ Result<DataBlock> DecodeVariableBlock(const std::shared_ptr<arrow::Buffer>& data
 
 /// Decompresses FSST-compressed values.
 Result<DataBlock> DecodeFsst(const std::string& symbol_table, const DataBlock& compressed, arrow::MemoryPool* pool);
+/// The same with a table parsed once (the chunks of a page share it).
+Result<DataBlock> DecodeFsst(const compression::FsstDecoder& decoder, const DataBlock& compressed,
+                             arrow::MemoryPool* pool);
 
 /// Decompresses each value of `values` on its own.
 Result<DataBlock> DecompressEachValue(const lance::pb::encodings21::BufferCompression& compression,
