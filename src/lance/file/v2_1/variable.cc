@@ -114,6 +114,19 @@ Result<DataBlock> VariableFromValues(const comp::VariableValues& values, uint64_
   return block;
 }
 
+Status CheckFsstInput(const DataBlock& compressed) {
+  if (compressed.kind != BlockKind::kVariableWidth) return Corrupt("FSST values are not variable-width");
+  if (compressed.bits_per_offset != 32 && compressed.bits_per_offset != 64) {
+    return Corrupt("FSST values with ", compressed.bits_per_offset, "-bit offsets");
+  }
+  const uint64_t need = (compressed.num_values + 1) * (compressed.bits_per_offset / 8);
+  const uint64_t have = compressed.offsets ? static_cast<uint64_t>(compressed.offsets->size()) : 0;
+  if (compressed.num_values >= kMaxDecodedElements || have < need) {
+    return Corrupt("FSST values: ", compressed.num_values, " values need ", need, " offset bytes, have ", have);
+  }
+  return Status::OK();
+}
+
 Result<DataBlock> DecodeFsst(const std::string& symbol_table, const DataBlock& compressed, arrow::MemoryPool* pool) {
   LANCE_ASSIGN_OR_RAISE(auto decoder, comp::FsstDecoder::Make(symbol_table));
   return DecodeFsst(decoder, compressed, pool);
@@ -121,8 +134,7 @@ Result<DataBlock> DecodeFsst(const std::string& symbol_table, const DataBlock& c
 
 Result<DataBlock> DecodeFsst(const comp::FsstDecoder& decoder, const DataBlock& compressed,
                              arrow::MemoryPool* pool) {
-  if (compressed.kind != BlockKind::kVariableWidth) return Corrupt("FSST values are not variable-width");
-  LANCE_RETURN_NOT_OK(ValidateBlock(compressed));
+  LANCE_RETURN_NOT_OK(CheckFsstInput(compressed));
   const uint64_t n = compressed.num_values;
   LANCE_ASSIGN_OR_RAISE(auto offsets, Allocate((n + 1) * 8, pool));
   auto* ends = reinterpret_cast<uint64_t*>(offsets->mutable_data());

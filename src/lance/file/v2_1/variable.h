@@ -32,6 +32,11 @@ Result<DataBlock> DecodeVariableChunk(const lance::pb::encodings21::Variable& va
 Result<DataBlock> DecodeVariableBlock(const std::shared_ptr<arrow::Buffer>& data, uint64_t num_values,
                                       arrow::MemoryPool* pool);
 
+/// Checks what FsstDecoder::DecompressAppend cannot: the block is
+/// variable-width with enough offset bytes (the offsets themselves are
+/// checked against the data while decoding).
+Status CheckFsstInput(const DataBlock& compressed);
+
 /// Decompresses FSST-compressed values.
 Result<DataBlock> DecodeFsst(const std::string& symbol_table, const DataBlock& compressed, arrow::MemoryPool* pool);
 /// The same with a table parsed once (the chunks of a page share it).
