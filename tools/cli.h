@@ -73,6 +73,8 @@ int RunShallowClone(const std::vector<std::string>& argv);
 int RunDeepClone(const std::vector<std::string>& argv);
 /// `branch` (tools/branch_command.cc).
 int RunBranch(const std::vector<std::string>& argv);
+/// `verify` (tools/verify_command.cc).
+int RunVerify(const std::vector<std::string>& argv);
 /// `compact` (tools/compact_command.cc).
 int RunCompact(const std::vector<std::string>& argv);
 /// `config` (tools/config_command.cc).

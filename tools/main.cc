@@ -40,6 +40,8 @@ constexpr const char* kUsage =
     "       [--materialize-deletions-threshold F] [--no-materialize-deletions] [--defer-index-remap]\n"
     "       [--compaction-mode reencode|try_binary_copy|force_binary_copy] [--data-storage-version V]\n"
     "       [--num-threads N] [--plan [--json]] [--quiet]   merge small fragments, drop deleted rows\n"
+    "  verify URI [--all-versions | --version V] [--deep] [--json] [--quiet]   consistency check: one line per\n"
+    "       finding (version, check, file, what is wrong), exit 1 on any; --deep decodes every page\n"
     "  config URI list | set KEY=VALUE... [--replace] | unset KEY...\n"
     "       | set-table-metadata / set-schema-metadata KEY=VALUE... [--replace] | unset-table-metadata /\n"
     "       unset-schema-metadata KEY... | set-field-metadata FIELD KEY=VALUE... [--replace]\n"
@@ -121,6 +123,7 @@ int main(int argc, char** argv) {
   if (cmd == "merge-insert") return lance::cli::RunMergeInsert(args);
   if (cmd == "cleanup") return lance::cli::RunCleanup(args);
   if (cmd == "compact") return lance::cli::RunCompact(args);
+  if (cmd == "verify") return lance::cli::RunVerify(args);
   if (cmd == "config") return lance::cli::RunConfig(args);
   if (cmd == "branch") return lance::cli::RunBranch(args);
   if (cmd == "shallow-clone") return lance::cli::RunShallowClone(args);
