@@ -65,7 +65,7 @@ class Verifier {
 
   const VerifyOptions& options_;
   util::ProgressStage* progress_;
-  std::map<std::string, FileOutcome> files_;  // by full location
+  std::map<std::string, FileOutcome> files_;  // by location and recorded size and version
 
   // The version being checked.
   const Dataset* ds_ = nullptr;
@@ -121,9 +121,13 @@ void Verifier::CheckFragmentIds() {
 
 const FileOutcome& Verifier::CheckDataFile(const DataFile& file, const table::FileLocation& location) {
   const std::string full = location.FullPath();
-  auto it = files_.find(full);
+  // What the manifest says of the file is part of the key: another
+  // version's manifest may record it differently.
+  const std::string key = full + "\n" + std::to_string(file.file_size_bytes) + "\n" +
+                          std::to_string(file.file_major_version) + "." + std::to_string(file.file_minor_version);
+  auto it = files_.find(key);
   if (it != files_.end()) return it->second;
-  FileOutcome& outcome = files_[full];
+  FileOutcome& outcome = files_[key];
   if (progress_) progress_->Add(1);
 
   auto exists = location.store->Exists(location.path);
