@@ -21,7 +21,7 @@ import pytest
 import lance
 
 import manifest_wire
-from conftest import assert_clean_failure, describe_result
+from conftest import assert_clean_failure, describe_result, require_shared_fixtures, shared_fixture_params
 
 
 # --------------------------------------------------------------------------- #
@@ -477,3 +477,32 @@ def test_usage_errors(lance_cpp, base):
         proc = lance_cpp.run("verify", *args)
         assert proc.returncode == 2, describe_result(proc)
         assert proc.stderr.startswith("error: "), describe_result(proc)
+
+
+# --------------------------------------------------------------------------- #
+# released pylance datasets: verify refuses exactly what validate() refuses
+# --------------------------------------------------------------------------- #
+
+
+def _shared_fixture_dirs() -> list:
+    from conftest import FIXTURES_ROOT
+    if not FIXTURES_ROOT.is_dir():
+        return []
+    return sorted(str(p.relative_to(FIXTURES_ROOT)) for p in FIXTURES_ROOT.glob("*/*") if p.is_dir())
+
+
+@pytest.mark.parametrize("name", shared_fixture_params(_shared_fixture_dirs()))
+def test_released_datasets_refusal_parity(lance_cpp, tmp_path, name):
+    from conftest import FIXTURES_ROOT
+    require_shared_fixtures()
+    uri = tmp_path / "ds"
+    shutil.copytree(FIXTURES_ROOT / name, uri)
+    pylance_refuses = _pylance_validate_fails(uri)
+    proc = _verify(lance_cpp, uri)
+    if proc.returncode == 1 and proc.stderr.strip():
+        assert_clean_failure(proc)  # does not open at all: pylance's open fails too
+        with pytest.raises(Exception):
+            lance.dataset(str(uri))
+        return
+    assert proc.returncode == (1 if pylance_refuses else 0), \
+        f"pylance validate() {'refuses' if pylance_refuses else 'accepts'} it\n" + describe_result(proc)
