@@ -132,7 +132,8 @@ const FileOutcome& Verifier::CheckDataFile(const DataFile& file, const table::Fi
 
   auto exists = location.store->Exists(location.path);
   if (!exists.ok() || !*exists) {
-    outcome.problems.emplace_back("data_file", exists.ok() ? "missing" : "cannot be checked: " + exists.status().message());
+    outcome.problems.emplace_back("data_file",
+                                  exists.ok() ? "missing" : "cannot be checked: " + exists.status().message());
     return outcome;
   }
   auto size = location.store->Size(location.path);
@@ -217,7 +218,9 @@ const FileOutcome& Verifier::CheckDataFile(const DataFile& file, const table::Fi
     }
   }
   // An encoding lance-cpp does not decode yet says nothing about the file.
-  if (!st.ok() && !st.IsNotImplemented()) outcome.problems.emplace_back("data_page", "does not decode: " + st.message());
+  if (!st.ok() && !st.IsNotImplemented()) {
+    outcome.problems.emplace_back("data_page", "does not decode: " + st.message());
+  }
   return outcome;
 }
 
@@ -245,7 +248,8 @@ void Verifier::CheckFragment(const Fragment& frag, std::unordered_set<uint64_t>*
       }
       live.push_back(id);
       if (!seen_fields.insert(id).second) {
-        Add("field_ids", locations[i], "field id " + std::to_string(id) + " is in more than one data file of fragment " + fid);
+        Add("field_ids", locations[i],
+            "field id " + std::to_string(id) + " is in more than one data file of fragment " + fid);
       }
     }
     auto version = file::FileVersionFromPair(file.file_major_version, file.file_minor_version);
@@ -366,7 +370,8 @@ void Verifier::CheckRowIds(const Fragment& frag, std::optional<uint64_t> rows, c
   for (const auto& [name, ref] :
        {Named{"created_at", &frag.created_at_versions}, Named{"last_updated_at", &frag.last_updated_at_versions}}) {
     if (!ref->inline_bytes) continue;  // as the reference, only inline sequences are read back
-    auto versions = table::RowVersionSequence::Parse(*ref->inline_bytes, std::string(name) + " versions of fragment " + fid);
+    auto versions =
+        table::RowVersionSequence::Parse(*ref->inline_bytes, std::string(name) + " versions of fragment " + fid);
     if (!versions.ok()) {
       Add("row_ids", manifest_path_, versions.status().message());
     } else if (versions->Length() != *rows) {
@@ -422,7 +427,8 @@ void Verifier::CheckIndices() {
         return s;
       };
       if (!overlap.empty()) {
-        Add("indices", manifest_path_, what + " covers fragments another segment of " + idx.name + " covers: " + list(overlap));
+        Add("indices", manifest_path_,
+            what + " covers fragments another segment of " + idx.name + " covers: " + list(overlap));
       }
       if (!stale.empty()) {
         Add("indices", manifest_path_, what + " covers fragments this dataset never had: " + list(stale));
@@ -454,7 +460,8 @@ void Verifier::CheckIndices() {
           Add("index_file", file->FullPath(), what + ": missing");
         } else if (f.size_bytes != 0 && static_cast<uint64_t>(*size) != f.size_bytes) {
           Add("index_file", file->FullPath(),
-              what + ": is " + std::to_string(*size) + " bytes but the manifest records " + std::to_string(f.size_bytes));
+              what + ": is " + std::to_string(*size) + " bytes but the manifest records " +
+                  std::to_string(f.size_bytes));
         }
       }
     } else {
@@ -514,7 +521,9 @@ void Verifier::CheckTransaction() {
   const auto& file = DatasetAccess::File(*ds_);
   if (file.transaction_bytes) {
     auto parsed = txn::ParseTransaction(*file.transaction_bytes, manifest_path_);
-    if (!parsed.ok()) Add("transaction", manifest_path_, "inline transaction does not read: " + parsed.status().message());
+    if (!parsed.ok()) {
+      Add("transaction", manifest_path_, "inline transaction does not read: " + parsed.status().message());
+    }
   }
   if (m.transaction_file.empty()) return;
   const auto& store = DatasetAccess::Store(*ds_);
@@ -554,8 +563,9 @@ Result<VerifyReport> Verify(const std::string& uri, const VerifyOptions& options
         // Another version's manifest is damaged: the dataset still opens.
         const auto& store = DatasetAccess::Store(*dataset);
         auto location = table::FindManifest(*store, v);
-        report.findings.push_back(VerifyFinding{v, location.ok() ? store->FullPath(location->path) : store->FullPath("_versions"),
-                                                "manifest", "does not open: " + checked_out.status().message()});
+        const std::string path = store->FullPath(location.ok() ? location->path : std::string("_versions"));
+        report.findings.push_back(
+            VerifyFinding{v, path, "manifest", "does not open: " + checked_out.status().message()});
         continue;
       }
       ds = *checked_out;
