@@ -16,6 +16,11 @@ if(Arrow_FOUND)
   else()
     target_link_libraries(lance::arrow INTERFACE Arrow::arrow_shared)
   endif()
+  # s3:// datasets (io/object_store.cc): Arrow built with ARROW_S3.
+  find_package(ArrowS3 CONFIG QUIET)
+  if(ArrowS3_FOUND)
+    target_link_libraries(lance::arrow INTERFACE ArrowS3::arrow_s3_shared)
+  endif()
   set(LANCE_ARROW_MODE system)  # the installed config finds it again (LanceInstall.cmake)
   return()
 endif()
@@ -39,7 +44,9 @@ message(STATUS "Arrow: pyarrow wheel ${PYARROW_CPP_VERSION} in ${PYARROW_LIB_DIR
 
 add_library(lance::arrow INTERFACE IMPORTED)
 target_include_directories(lance::arrow SYSTEM INTERFACE ${PYARROW_INCLUDE_DIR})
-foreach(_lib arrow arrow_compute)
+# arrow_s3: Arrow's S3 filesystem, a module of its own in the wheel
+# (the AWS SDK and its curl are inside it, static, with hidden symbols).
+foreach(_lib arrow arrow_compute arrow_s3)
   set(_path ${PYARROW_LIB_DIR}/lib${_lib}.so.${_so_major})
   if(NOT EXISTS ${_path})
     message(FATAL_ERROR "Missing ${_path} in the pyarrow wheel")
@@ -48,7 +55,8 @@ foreach(_lib arrow arrow_compute)
 endforeach()
 target_compile_definitions(lance::arrow INTERFACE _GLIBCXX_USE_CXX11_ABI=1)
 set(LANCE_ARROW_MODE pyarrow)  # the installed config records these paths (LanceInstall.cmake)
-set(LANCE_ARROW_LIBRARIES ${PYARROW_LIB_DIR}/libarrow.so.${_so_major} ${PYARROW_LIB_DIR}/libarrow_compute.so.${_so_major})
+set(LANCE_ARROW_LIBRARIES ${PYARROW_LIB_DIR}/libarrow.so.${_so_major} ${PYARROW_LIB_DIR}/libarrow_compute.so.${_so_major}
+    ${PYARROW_LIB_DIR}/libarrow_s3.so.${_so_major})
 set(CMAKE_BUILD_RPATH ${PYARROW_LIB_DIR})
 set(CMAKE_INSTALL_RPATH ${PYARROW_LIB_DIR})
 

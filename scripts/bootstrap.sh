@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config protobuf-compiler libprotobuf-dev
           libroaring-dev libzstd-dev liblz4-dev libxxhash-dev
-          libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev python3-venv)
+          libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev python3-venv
+          libcurl4-openssl-dev libssl-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
