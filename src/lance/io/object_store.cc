@@ -6,14 +6,19 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <random>
 #include <typeinfo>
 
+#include "lance/io/s3_conditional_put.h"
+#include "lance/io/s3_config.h"
+
 #include <arrow/buffer.h>
 #include <arrow/filesystem/localfs.h>
+#include <arrow/filesystem/s3fs.h>
 #include <arrow/io/file.h>
 #include <arrow/io/interfaces.h>
 
@@ -70,7 +75,81 @@ class LocalFile final : public arrow::io::RandomAccessFile {
 
 }  // namespace
 
-Result<std::shared_ptr<ObjectStore>> ObjectStore::Open(const std::string& uri) {
+namespace {
+
+Status InitializeS3Once() {
+  static const Status initialized = arrow::fs::EnsureS3Initialized();
+  return initialized;
+}
+
+// Arrow's S3 filesystem for a resolved configuration; fills in
+// config->region when none was configured, as pylance: the bucket's own
+// region on AWS, else us-west-2.
+Result<std::shared_ptr<arrow::fs::FileSystem>> MakeS3FileSystem(const std::string& uri, S3Config* config) {
+  LANCE_RETURN_NOT_OK(InitializeS3Once());
+  arrow::fs::S3Options o;
+  if (!config->access_key_id.empty()) {
+    o = arrow::fs::S3Options::FromAccessKey(config->access_key_id, config->secret_access_key,
+                                            config->session_token);
+  } else if (config->skip_signature) {
+    o = arrow::fs::S3Options::Anonymous();
+  } else {
+    o = arrow::fs::S3Options::Defaults();
+  }
+  if (config->region.empty()) {
+    if (config->endpoint.empty()) {
+      auto region = arrow::fs::ResolveS3BucketRegion(config->bucket);
+      if (!region.ok()) {
+        return Status::IOError("cannot open ", uri, ": no region configured (aws_region) and the region of bucket ",
+                               config->bucket, " is unknown: ", region.status().message());
+      }
+      config->region = *region;
+    } else {
+      config->region = "us-west-2";
+    }
+  }
+  o.region = config->region;
+  if (!config->endpoint.empty()) {
+    o.endpoint_override = config->endpoint_host;
+    o.scheme = config->endpoint_scheme;
+  }
+  o.force_virtual_addressing = config->virtual_hosted_style;
+  // A small file is then one PUT, not a multipart upload.
+  o.allow_delayed_open = true;
+  o.connect_timeout = config->connect_timeout_seconds;
+  o.request_timeout = config->request_timeout_seconds;
+  if (!config->proxy_url.empty()) {
+    auto proxy = arrow::fs::S3ProxyOptions::FromUri(config->proxy_url);
+    if (!proxy.ok()) return Status::Invalid("storage option proxy_url: ", proxy.status().message());
+    o.proxy_options = *proxy;
+  }
+  o.tls_verify_certificates = !config->allow_invalid_certificates;
+  o.retry_strategy = arrow::fs::S3RetryStrategy::GetAwsStandardRetryStrategy(config->max_retries + 1);
+  auto fs = arrow::fs::S3FileSystem::Make(o);
+  if (!fs.ok()) return Status::IOError("cannot open ", uri, ": ", fs.status().message());
+  // Arrow does not shut the AWS SDK down by itself, and a process exiting
+  // without that crashes. Registered after the first Make, whose static
+  // client finalizer must outlive the handler (exit runs them in reverse).
+  static const bool finalize_at_exit = [] {
+    std::atexit([] { (void)arrow::fs::EnsureS3Finalized(); });
+    return true;
+  }();
+  (void)finalize_at_exit;
+  return std::shared_ptr<arrow::fs::FileSystem>(*fs);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ObjectStore>> ObjectStore::Open(const std::string& uri, const StorageOptions& options) {
+  LANCE_ASSIGN_OR_RAISE(auto s3, ResolveStorageOptions(uri, options));
+  if (s3) {
+    LANCE_ASSIGN_OR_RAISE(auto fs, MakeS3FileSystem(uri, &*s3));
+    std::string root = s3->bucket + (s3->key_prefix.empty() ? "" : "/" + s3->key_prefix);
+    auto store = std::make_shared<ObjectStore>(std::move(fs), std::move(root), uri);
+    store->options_ = options;
+    store->s3_ = std::make_shared<const S3Config>(std::move(*s3));
+    return store;
+  }
   std::string root;
   // Relative local paths are resolved against the working directory.
   std::string location = uri;
@@ -82,17 +161,23 @@ Result<std::shared_ptr<ObjectStore>> ObjectStore::Open(const std::string& uri) {
     return Status::Invalid("cannot open dataset location ", uri, ": ", fs.status().message());
   }
   while (root.size() > 1 && root.back() == '/') root.pop_back();
-  return std::make_shared<ObjectStore>(*fs, root, uri);
+  auto store = std::make_shared<ObjectStore>(*fs, root, uri);
+  store->options_ = options;
+  return store;
 }
 
 Result<std::shared_ptr<ObjectStore>> ObjectStore::Open(const std::string& uri,
-                                                      std::shared_ptr<arrow::fs::FileSystem> fs) {
-  if (!fs) return Open(uri);
+                                                      std::shared_ptr<arrow::fs::FileSystem> fs,
+                                                      const StorageOptions& options) {
+  if (!fs) return Open(uri, options);
+  LANCE_RETURN_NOT_OK(ResolveStorageOptions(uri, options).status());
   // A path inside the caller's filesystem: used as given, no URI parsing.
   std::string root = uri;
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   if (root.empty()) return Status::Invalid("cannot open dataset location: empty path in filesystem ", fs->type_name());
-  return std::make_shared<ObjectStore>(std::move(fs), root, uri);
+  auto store = std::make_shared<ObjectStore>(std::move(fs), root, uri);
+  store->options_ = options;
+  return store;
 }
 
 std::string ObjectStore::FullPath(const std::string& relative) const {
@@ -265,6 +350,8 @@ bool ObjectStore::IsLocal() const {
   return typeid(fs) == typeid(arrow::fs::LocalFileSystem);
 }
 
+bool ObjectStore::IsObjectStore() const { return fs_->type_name() == "s3"; }
+
 Status ObjectStore::Write(const std::string& relative, std::string_view bytes) const {
   LANCE_ASSIGN_OR_RAISE(auto out, OpenOutputStream(relative));
   const std::string path = FullPath(relative);
@@ -278,7 +365,9 @@ Result<std::shared_ptr<arrow::io::OutputStream>> ObjectStore::OpenOutputStream(
     const std::string& relative) const {
   const std::string path = FullPath(relative);
   const std::string dir = ParentDir(path);
-  if (!dir.empty()) {
+  // Object stores have no directories: Arrow would PUT an empty marker
+  // object per level (and HEAD the bucket) for nothing.
+  if (!dir.empty() && !IsObjectStore()) {
     Status st = fs_->CreateDir(dir, /*recursive=*/true);
     if (!st.ok()) return st.WithMessage("cannot create directory ", dir, ": ", st.message());
   }
@@ -289,6 +378,12 @@ Result<std::shared_ptr<arrow::io::OutputStream>> ObjectStore::OpenOutputStream(
 
 Status ObjectStore::PutIfNotExists(const std::string& relative, std::string_view bytes) const {
   const std::string path = FullPath(relative);
+  if (s3_) return S3PutIfNotExists(relative, bytes);
+  if (IsObjectStore()) {
+    return Status::NotImplemented("cannot create ", path, " if absent through a caller's ", fs_->type_name(),
+                                  " filesystem (a check-then-write could overwrite a concurrent commit); "
+                                  "open the dataset by its s3:// URI with storage options");
+  }
   if (!IsLocal()) {
     LANCE_ASSIGN_OR_RAISE(bool exists, Exists(relative));
     if (exists) return Status::AlreadyExists(path, " already exists");
@@ -314,6 +409,28 @@ Status ObjectStore::PutIfNotExists(const std::string& relative, std::string_view
     return Status::IOError("cannot create ", path, ": ", std::strerror(err));
   }
   return Status::OK();
+}
+
+Status ObjectStore::S3PutIfNotExists(const std::string& relative, std::string_view bytes) const {
+  const std::string path = FullPath(relative);  // "bucket/key"
+  const std::string key = path.substr(s3_->bucket.size() + 1);
+  S3Credentials creds;
+  if (!s3_->access_key_id.empty()) {
+    creds = {s3_->access_key_id, s3_->secret_access_key, s3_->session_token};
+  } else if (!s3_->skip_signature) {
+    // The provider chain Arrow resolved (environment, profile, instance role).
+    const auto options = static_cast<const arrow::fs::S3FileSystem&>(*fs_).options();
+    creds = {options.GetAccessKey(), options.GetSecretKey(), options.GetSessionToken()};
+  }
+  bool retried = false;
+  Status st = io::S3PutIfNotExists(*s3_, creds, s3_->region, key, bytes, &retried);
+  if (st.IsAlreadyExists() && retried) {
+    // An earlier attempt whose answer was lost may have created the object:
+    // it is ours if it holds our bytes (as pylance checks).
+    auto existing = ReadAll(relative);
+    if (existing.ok() && *existing == bytes) return Status::OK();
+  }
+  return st;
 }
 
 Status ObjectStore::Delete(const std::string& relative) const {

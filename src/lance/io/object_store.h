@@ -11,8 +11,11 @@
 #include <arrow/filesystem/filesystem.h>
 
 #include "lance/status.h"
+#include "lance/storage_options.h"
 
 namespace lance::io {
+
+struct S3Config;
 
 struct ObjectInfo {
   std::string name;   // base name
@@ -23,20 +26,34 @@ struct ObjectInfo {
 /// Thread-safety: all methods may be called concurrently.
 class ObjectStore {
  public:
-  /// A local path or any URI arrow::fs understands (file://, memory://, s3://...).
-  static Result<std::shared_ptr<ObjectStore>> Open(const std::string& uri);
+  /// A local path or any URI arrow::fs understands (file://, memory://),
+  /// or s3://bucket/path configured by `options` and AWS_* variables
+  /// (lance/storage_options.h; options are checked for every scheme).
+  static Result<std::shared_ptr<ObjectStore>> Open(const std::string& uri, const StorageOptions& options = {});
   /// With `fs` (may be null: then as above), `uri` is a path inside `fs`
   /// and every file access goes through it.
   static Result<std::shared_ptr<ObjectStore>> Open(const std::string& uri,
-                                                  std::shared_ptr<arrow::fs::FileSystem> fs);
+                                                  std::shared_ptr<arrow::fs::FileSystem> fs,
+                                                  const StorageOptions& options = {});
   ObjectStore(std::shared_ptr<arrow::fs::FileSystem> fs, std::string root, std::string uri)
       : fs_(std::move(fs)), root_(std::move(root)), uri_(std::move(uri)) {}
 
   const std::string& uri() const { return uri_; }
+  /// The options this store was opened with, for stores opened from it by
+  /// URI (a clone's target, a shallow clone's base).
+  const StorageOptions& storage_options() const { return options_; }
   /// The store rooted at `relative` below this one, through the same
   /// filesystem (a branch's directory, say).
   std::shared_ptr<ObjectStore> Child(const std::string& relative) const {
-    return std::make_shared<ObjectStore>(fs_, FullPath(relative), uri_ + (uri_.ends_with("/") ? "" : "/") + relative);
+    return WithRoot(FullPath(relative), uri_ + (uri_.ends_with("/") ? "" : "/") + relative);
+  }
+  /// The store at filesystem path `root` (URI `uri`) of the same
+  /// filesystem, with this one's settings.
+  std::shared_ptr<ObjectStore> WithRoot(std::string root, std::string uri) const {
+    auto out = std::make_shared<ObjectStore>(*this);
+    out->root_ = std::move(root);
+    out->uri_ = std::move(uri);
+    return out;
   }
   /// The full filesystem path of `relative`.
   std::string FullPath(const std::string& relative) const;
@@ -64,14 +81,20 @@ class ObjectStore {
   /// Whether the files live on the local filesystem (where an atomic
   /// create-if-absent is available).
   bool IsLocal() const;
+  /// Whether the files live in an object store (S3): no directories to
+  /// create, a lexically ordered listing, requests that cost.
+  bool IsObjectStore() const;
   /// Creates or replaces a file with `bytes`, creating parent directories.
   Status Write(const std::string& relative, std::string_view bytes) const;
   /// Creates a file that must not exist yet; AlreadyExists if it does.
   /// Local filesystem: the bytes go to a temp file in the same directory,
   /// which is then hard-linked to the final name, so of two racing callers
-  /// exactly one succeeds and nobody ever sees a partial file. Other
-  /// arrow::fs filesystems have no conditional put: this checks, then
-  /// writes, and two writers racing inside that window can both succeed.
+  /// exactly one succeeds and nobody ever sees a partial file. S3 opened
+  /// by URI: one PUT with If-None-Match: * (io/s3_conditional_put.h); an
+  /// S3 filesystem given by the caller is refused (no credentials to sign
+  /// with). Other arrow::fs filesystems (memory://, a caller's) have no
+  /// conditional put: this checks, then writes, and two writers racing
+  /// inside that window can both succeed.
   Status PutIfNotExists(const std::string& relative, std::string_view bytes) const;
   /// A stream that creates (or replaces) a file, parent directories created.
   Result<std::shared_ptr<arrow::io::OutputStream>> OpenOutputStream(const std::string& relative) const;
@@ -82,9 +105,13 @@ class ObjectStore {
   Status DeleteDirectory(const std::string& relative) const;
 
  private:
+  Status S3PutIfNotExists(const std::string& relative, std::string_view bytes) const;
+
   std::shared_ptr<arrow::fs::FileSystem> fs_;
   std::string root_;
   std::string uri_;
+  StorageOptions options_;
+  std::shared_ptr<const S3Config> s3_;  // set for s3:// URIs
 };
 
 }  // namespace lance::io

@@ -107,8 +107,7 @@ Result<std::shared_ptr<io::ObjectStore>> BranchRoot(const io::ObjectStore& store
     return Status::Invalid("dataset ", store.uri(), " is branch ", name, " but is not at tree/", name,
                            " of a dataset root");
   }
-  return std::make_shared<io::ObjectStore>(store.filesystem(), full.substr(0, full.size() - suffix.size()),
-                                           uri.substr(0, uri.size() - suffix.size()));
+  return store.WithRoot(full.substr(0, full.size() - suffix.size()), uri.substr(0, uri.size() - suffix.size()));
 }
 
 Result<BranchContents> ParseBranch(const std::string& text, const std::string& name, const std::string& path) {

@@ -210,7 +210,9 @@ Result<CommitResult> Committer::Loop(Transaction txn) {
     const std::string bytes = table::SerializeManifestFile(built.manifest, built.indices, &txn_bytes);
     Status put = store_.PutIfNotExists(path, bytes);
     if (put.ok()) {
-      WriteVersionHint(store_, version);
+      // As pylance: no hint where the listing is lexically ordered (S3),
+      // there it would cost a GET and a PUT per commit for nothing.
+      if (!store_.IsObjectStore()) WriteVersionHint(store_, version);
       committed_deletion_files_ = ReferencedDeletionFiles(txn);
       LANCE_ASSIGN_OR_RAISE(auto committed, table::ParseManifestFile(bytes, path, table::FlagCheck::kNone));
       return CommitResult{version, path, std::move(committed.manifest), std::move(committed.indices),
