@@ -19,6 +19,7 @@
 #include "lance/operations.h"
 #include "lance/row_ops.h"
 #include "lance/status.h"
+#include "lance/storage_options.h"
 
 namespace lance {
 
@@ -49,6 +50,11 @@ struct OpenOptions {
   /// (as LevelDB's Env): with it, the uri is a path inside it. Null = the
   /// filesystem arrow::fs picks for the uri (local paths, file://, ...).
   std::shared_ptr<arrow::fs::FileSystem> filesystem;
+  /// pylance's storage_options (lance/storage_options.h): for s3:// URIs
+  /// the endpoint, region, credentials, ...; AWS_* variables fill in the
+  /// rest. Stores opened from this dataset (clone targets, base paths)
+  /// use them too.
+  StorageOptions storage_options;
 };
 
 /// Options of Dataset::ShallowClone and Dataset::DeepClone (pylance's

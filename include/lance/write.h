@@ -92,6 +92,9 @@ struct WriteParams {
   /// The filesystem the dataset is written through (OpenOptions::filesystem):
   /// with it, the uri is a path inside it. Null = the one arrow::fs picks.
   std::shared_ptr<arrow::fs::FileSystem> filesystem;
+  /// pylance's storage_options (OpenOptions::storage_options), used when
+  /// WriteDataset opens `uri`.
+  StorageOptions storage_options;
 };
 
 /// Writes `data` to `uri` per `params.mode` and returns the new version.

@@ -58,7 +58,7 @@ Dataset::Dataset(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Dataset::~Dataset() = default;
 
 Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& uri, const OpenOptions& options) {
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri, options.filesystem));
+  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri, options.filesystem, options.storage_options));
   return DatasetAccess::Open(std::move(store), options);
 }
 

@@ -106,7 +106,7 @@ Result<std::shared_ptr<Dataset>> CloneTo(const Dataset& dataset, const std::stri
                                     " has data overlay files, which lance-cpp does not clone yet");
     }
   }
-  LANCE_ASSIGN_OR_RAISE(auto target, io::ObjectStore::Open(target_path));
+  LANCE_ASSIGN_OR_RAISE(auto target, io::ObjectStore::Open(target_path, DatasetAccess::Store(*source)->storage_options()));
   LANCE_ASSIGN_OR_RAISE(auto existing, table::FindLatestManifest(*target));
   if (existing) {
     return Status::Invalid(what, " of ", source->uri(), ": a dataset already exists at ", target_path,

@@ -170,7 +170,7 @@ Result<std::shared_ptr<Dataset>> RestoreBuilder::Commit() {
 Result<std::shared_ptr<Dataset>> WriteDataset(const std::shared_ptr<arrow::RecordBatchReader>& data,
                                               const std::string& uri, const WriteParams& params) {
   if (!data) return Status::Invalid("write to ", uri, ": no data given");
-  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri, params.filesystem));
+  LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri, params.filesystem, params.storage_options));
   LANCE_ASSIGN_OR_RAISE(auto latest, table::FindLatestManifest(*store));
   if (!params.branch.empty() && params.branch != "main") {
     if (!latest || params.mode == WriteMode::kCreate) {

@@ -91,7 +91,8 @@ struct ResolvedBases {
   std::vector<ops::WriteTarget> targets;
 };
 
-Result<ResolvedBases> ResolveBases(const WriteParams& params, const Manifest* existing, const std::string& uri) {
+Result<ResolvedBases> ResolveBases(const WriteParams& params, const Manifest* existing, const io::ObjectStore& store) {
+  const std::string& uri = store.uri();
   ResolvedBases out;
   if (existing) out.all = existing->base_paths;
   if (!params.initial_bases.empty()) {
@@ -132,12 +133,13 @@ Result<ResolvedBases> ResolveBases(const WriteParams& params, const Manifest* ex
       return Status::Invalid("target base '", ref, "' is not a registered base path of ", uri,
                              " (its base paths: ", listed.empty() ? "none" : listed, ")");
     }
-    auto store = io::ObjectStore::Open(found->path);
-    if (!store.ok()) {
-      return store.status().WithMessage("opening target base ", found->id, " (", found->path,
-                                        "): ", store.status().message());
+    // A base path is opened with the dataset's storage options.
+    auto target = io::ObjectStore::Open(found->path, store.storage_options());
+    if (!target.ok()) {
+      return target.status().WithMessage("opening target base ", found->id, " (", found->path,
+                                         "): ", target.status().message());
     }
-    out.targets.push_back(ops::WriteTarget{found->id, *store, found->is_dataset_root});
+    out.targets.push_back(ops::WriteTarget{found->id, *target, found->is_dataset_root});
   }
   return out;
 }
@@ -224,7 +226,7 @@ Result<WriteResult> ops::WriteRows(const std::shared_ptr<io::ObjectStore>& store
                                   ": blob v2 needs data storage version 2.2");
   }
 
-  LANCE_ASSIGN_OR_RAISE(auto bases, ResolveBases(params, base ? &base->file.manifest : nullptr, uri));
+  LANCE_ASSIGN_OR_RAISE(auto bases, ResolveBases(params, base ? &base->file.manifest : nullptr, *store));
   auto writer_options = ops::FragmentWriterOptions::FromParams(params, file_version);
   writer_options.external.bases = bases.all;
   writer_options.targets = std::move(bases.targets);

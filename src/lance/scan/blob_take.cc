@@ -59,7 +59,7 @@ class Stores {
   Result<std::shared_ptr<io::ObjectStore>> Open(const std::string& uri) {
     auto it = by_uri_.find(uri);
     if (it != by_uri_.end()) return it->second;
-    LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri));
+    LANCE_ASSIGN_OR_RAISE(auto store, io::ObjectStore::Open(uri, DatasetAccess::Store(dataset_)->storage_options()));
     by_uri_.emplace(uri, store);
     return store;
   }

@@ -49,7 +49,7 @@ Result<std::shared_ptr<const io::ObjectStore>> FileLocator::StoreOf(const BasePa
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = bases_.find(base.id);
   if (it != bases_.end()) return it->second;
-  auto store = io::ObjectStore::Open(base.path);
+  auto store = io::ObjectStore::Open(base.path, root_->storage_options());
   if (!store.ok()) {
     return store.status().WithMessage("opening base path ", base.id, " (", base.path, "): ",
                                       store.status().message());
