@@ -77,8 +77,26 @@ std::string& BranchOption() {
   return branch;
 }
 
+StorageOptions& StorageOptionsFlag() {
+  static StorageOptions options;
+  return options;
+}
+
+std::optional<UsageError> AddStorageOption(const std::string& key_value) {
+  const auto eq = key_value.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return UsageError{"--storage-option needs KEY=VALUE, got '" + key_value + "'"};
+  }
+  const std::string key = key_value.substr(0, eq);
+  if (!StorageOptionsFlag().emplace(key, key_value.substr(eq + 1)).second) {
+    return UsageError{"--storage-option " + key + " is given twice"};
+  }
+  return std::nullopt;
+}
+
 Result<std::shared_ptr<Dataset>> OpenDataset(const std::string& uri, OpenOptions options) {
   if (options.branch.empty()) options.branch = BranchOption();
+  if (options.storage_options.empty()) options.storage_options = StorageOptionsFlag();
   return Dataset::Open(uri, options);
 }
 

@@ -106,7 +106,14 @@ void PrintChange(const std::string& what, uint64_t version, bool committed);
 /// The branch every command reads and writes (the global --branch NAME,
 /// taken out of the arguments by main); empty = main.
 std::string& BranchOption();
-/// Dataset::Open on BranchOption()'s branch.
+/// The storage options every command opens and writes datasets with (the
+/// global, repeatable --storage-option KEY=VALUE, taken out of the
+/// arguments by main).
+StorageOptions& StorageOptionsFlag();
+/// Adds "KEY=VALUE" to StorageOptionsFlag(); a usage error without '=' or
+/// with a key given twice.
+std::optional<UsageError> AddStorageOption(const std::string& key_value);
+/// Dataset::Open on BranchOption()'s branch, with StorageOptionsFlag().
 Result<std::shared_ptr<Dataset>> OpenDataset(const std::string& uri, OpenOptions options = {});
 
 /// The latest version of the dataset at `uri`.

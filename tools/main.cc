@@ -64,6 +64,8 @@ constexpr const char* kUsage =
     "       nearest neighbours, nearest first, with _distance (IVF_FLAT/PQ/SQ indices, else exact)\n"
     "  tokenize (TEXT | --input FILE) [tokenizer options]   the tokens of a full-text tokenizer, as JSON\n"
     "--branch NAME (any command): read or write branch NAME instead of main.\n"
+    "--storage-option KEY=VALUE (any command, repeatable): pylance's storage_options, e.g. for s3://\n"
+    "       aws_endpoint=http://host:port allow_http=true aws_region=... aws_access_key_id=...; AWS_* variables too.\n"
     "Writing commands print one line: what changed, then '; new version N' or '; version N unchanged'.\n"
     "Long ones draw a progress bar on stderr when it is a terminal, unless --quiet.\n";
 
@@ -101,6 +103,23 @@ int main(int argc, char** argv) {
       }
       if (name.empty()) return lance::cli::ReportUsage("--branch needs a branch name", kUsage);
       lance::cli::BranchOption() = name;
+      --i;
+    }
+  }
+  // --storage-option KEY=VALUE (repeatable) too: an s3:// dataset's
+  // endpoint, region, credentials, ... (pylance's storage_options).
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--storage-option" || args[i].rfind("--storage-option=", 0) == 0) {
+      std::string kv;
+      if (args[i] == "--storage-option") {
+        if (i + 1 >= args.size()) return lance::cli::ReportUsage("--storage-option needs KEY=VALUE", kUsage);
+        kv = args[i + 1];
+        args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+      } else {
+        kv = args[i].substr(17);
+        args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      if (auto err = lance::cli::AddStorageOption(kv)) return lance::cli::ReportUsage(err->message, kUsage);
       --i;
     }
   }

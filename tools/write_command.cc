@@ -57,6 +57,7 @@ int RunWrite(const std::vector<std::string>& argv) {
   if (args.positional.size() != 1) return ReportUsage("write takes exactly one URI", kUsage);
   if (!args.Has("--input")) return ReportUsage("write needs --input FILE", kUsage);
   WriteParams params;
+  params.storage_options = StorageOptionsFlag();
   if (auto err = ParseRetryFlags(args, /*operation_level=*/false, &params.retry)) {
     return ReportUsage(err->message, kUsage);
   }
