@@ -139,9 +139,11 @@ const char* lance_version(void);
 typedef struct lance_dataset lance_dataset;
 
 /** Storage options: parallel arrays of `num_storage_options` keys and values
- *  (pylance's storage_options dict). This build reads and writes local paths
- *  and file:// URIs only, and its C++ API accepts no storage option: any key
- *  is refused with LANCE_ERR_INVALID naming it, rather than ignored. */
+ *  (pylance's storage_options dict, lance/storage_options.h): for s3:// URIs
+ *  aws_endpoint, allow_http, aws_region, aws_access_key_id, ...; AWS_*
+ *  environment variables fill in unset keys. A key pylance knows but this
+ *  build does not implement is refused with LANCE_ERR_NOT_IMPLEMENTED naming
+ *  it; a key pylance ignores is ignored. */
 typedef struct lance_open_options {
   /** A version number ("3") or a tag name; NULL or "" = the latest. */
   const char* version;
@@ -263,7 +265,7 @@ typedef struct lance_write_params {
   int enable_stable_row_ids;
   /** Only when creating (default 1, as pylance 14). */
   int enable_v2_manifest_paths;
-  /** As lance_open_options: any key is refused in this build. */
+  /** As lance_open_options. */
   const char* const* storage_option_keys;
   const char* const* storage_option_values;
   size_t num_storage_options;

@@ -58,12 +58,12 @@ def _refuse_unsupported(call: str, given: Dict[str, Any]) -> None:
         raise NotImplementedError(f"lance_cpp {call}: {', '.join(names)} not supported yet")
 
 
-def _no_storage_options(storage_options: Optional[Dict[str, str]]) -> None:
-    if storage_options:
-        raise NotImplementedError(
-            "lance_cpp reads and writes local paths only so far; "
-            f"storage_options {sorted(storage_options)} are not supported"
-        )
+def _storage_options(storage_options: Optional[Dict[str, str]]) -> Dict[str, str]:
+    """pylance's storage_options as str -> str; keys lance-cpp does not
+    implement are refused by the native code, by name."""
+    if not storage_options:
+        return {}
+    return {str(k): str(v) for k, v in storage_options.items()}
 
 
 def _filter_sql(filter: Any) -> str:
@@ -228,9 +228,8 @@ def dataset(
 ) -> "LanceDataset":
     """Opens the dataset at `uri`, at `version` (a number or a tag; None = latest)."""
     # block_size and index_cache_size only tune I/O and caching.
-    _no_storage_options(storage_options)
     _refuse_unsupported("dataset()", dict(kwargs, asof=asof, commit_lock=commit_lock))
-    return LanceDataset(uri, version)
+    return LanceDataset(uri, version, storage_options=storage_options)
 
 
 def write_dataset(
@@ -249,7 +248,6 @@ def write_dataset(
     **kwargs: Any,
 ) -> "LanceDataset":
     """Writes `data` to `uri` ("create", "append" or "overwrite"), as pylance's."""
-    _no_storage_options(storage_options)
     _refuse_unsupported("write_dataset()", kwargs)
     if isinstance(uri, LanceDataset):
         uri = uri.uri
@@ -270,6 +268,7 @@ def write_dataset(
             int(max_rows_per_file),
             int(max_rows_per_group),
             int(max_bytes_per_file),
+            _storage_options(storage_options),
         )
     return LanceDataset._from_handle(handle)
 
@@ -305,10 +304,15 @@ class CleanupStats:
 class LanceDataset:
     """One version of a Lance dataset (pylance's LanceDataset)."""
 
-    def __init__(self, uri: Union[str, Path], version: Optional[Union[int, str]] = None):
+    def __init__(
+        self,
+        uri: Union[str, Path],
+        version: Optional[Union[int, str]] = None,
+        storage_options: Optional[Dict[str, str]] = None,
+    ):
         version = "" if version is None else str(version)
         try:
-            self._handle = _lance_cpp.Dataset.open(_uri(uri), version)
+            self._handle = _lance_cpp.Dataset.open(_uri(uri), version, _storage_options(storage_options))
         except OSError as e:
             if "dataset not found" in str(e):  # pylance: ValueError "Dataset at path ... was not found"
                 raise ValueError(str(e)) from e

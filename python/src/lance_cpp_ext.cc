@@ -222,12 +222,13 @@ NB_MODULE(_lance_cpp, m) {
   nb::class_<PyDataset>(m, "Dataset")
       .def_static(
           "open",
-          [](const std::string& uri, const std::string& version) {
+          [](const std::string& uri, const std::string& version, const lance::StorageOptions& storage_options) {
             lance::OpenOptions options;
             options.version = version;
+            options.storage_options = storage_options;
             return Wrap(Get(NoGil([&] { return lance::Dataset::Open(uri, options); })));
           },
-          nb::arg("uri"), nb::arg("version") = "")
+          nb::arg("uri"), nb::arg("version") = "", nb::arg("storage_options") = lance::StorageOptions{})
       .def("checkout",
            [](const PyDataset& self, const std::string& version) {
              return Wrap(Get(NoGil([&] { return self.ds->Checkout(version); })));
@@ -534,13 +535,15 @@ NB_MODULE(_lance_cpp, m) {
       "write_dataset",
       [](nb::handle stream, const std::string& uri, const std::string& mode,
          std::optional<std::string> data_storage_version, bool enable_stable_row_ids, uint64_t max_rows_per_file,
-         uint64_t max_rows_per_group, std::optional<uint64_t> max_bytes_per_file) {
+         uint64_t max_rows_per_group, std::optional<uint64_t> max_bytes_per_file,
+         const lance::StorageOptions& storage_options) {
         auto reader = ImportStream(stream);
         auto params = MakeWriteParams(mode, std::move(data_storage_version), enable_stable_row_ids,
                                       max_rows_per_file, max_rows_per_group, max_bytes_per_file);
+        params.storage_options = storage_options;
         return Wrap(Get(NoGil([&] { return lance::WriteDataset(reader, uri, params); })));
       },
       nb::arg("stream"), nb::arg("uri"), nb::arg("mode"), nb::arg("data_storage_version").none(),
       nb::arg("enable_stable_row_ids"), nb::arg("max_rows_per_file"), nb::arg("max_rows_per_group"),
-      nb::arg("max_bytes_per_file").none());
+      nb::arg("max_bytes_per_file").none(), nb::arg("storage_options") = lance::StorageOptions{});
 }

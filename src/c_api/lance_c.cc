@@ -82,9 +82,10 @@ lance::Status NullArg(const char* function, const char* argument) {
 #define LANCE_C_REQUIRE(arg) \
   if ((arg) == nullptr) return NullArg(fn, #arg)
 
-// The C++ API takes no key/value storage options (local paths only): any
-// key is refused by name rather than silently ignored.
-lance::Status CheckStorageOptions(const char* const* keys, const char* const* values, size_t n) {
+// The parallel key/value arrays as lance::StorageOptions; the keys
+// themselves are checked where the dataset is opened.
+lance::Status ToStorageOptions(const char* const* keys, const char* const* values, size_t n,
+                               lance::StorageOptions* out) {
   if (n == 0) return lance::Status::OK();
   if (keys == nullptr || values == nullptr) {
     return lance::Status::Invalid(n, " storage options given with a NULL key or value array");
@@ -93,10 +94,11 @@ lance::Status CheckStorageOptions(const char* const* keys, const char* const* va
     if (keys[i] == nullptr || values[i] == nullptr) {
       return lance::Status::Invalid("storage option ", i, " has a NULL key or value");
     }
+    if (!out->emplace(keys[i], values[i]).second) {
+      return lance::Status::Invalid("storage option '", keys[i], "' is given twice");
+    }
   }
-  return lance::Status::Invalid("unknown storage option '", keys[0],
-                                "': this build of lance-cpp reads local paths and file:// URIs only "
-                                "and accepts no storage options");
+  return lance::Status::OK();
 }
 
 lance::Result<std::vector<std::string>> Strings(const char* const* items, size_t n, const char* what) {
@@ -173,8 +175,8 @@ lance_status lance_dataset_open(const char* uri, const lance_open_options* optio
     LANCE_C_REQUIRE(out);
     lance::OpenOptions open;
     if (options != nullptr) {
-      LANCE_RETURN_NOT_OK(CheckStorageOptions(options->storage_option_keys, options->storage_option_values,
-                                              options->num_storage_options));
+      LANCE_RETURN_NOT_OK(ToStorageOptions(options->storage_option_keys, options->storage_option_values,
+                                           options->num_storage_options, &open.storage_options));
       if (options->version != nullptr) open.version = options->version;
       if (options->branch != nullptr) open.branch = options->branch;
     }
@@ -342,8 +344,9 @@ lance_status lance_write_dataset(struct ArrowArrayStream* data, const char* uri,
     lance_write_params defaults;
     lance_write_params_init(&defaults);
     const lance_write_params& p = params != nullptr ? *params : defaults;
-    LANCE_RETURN_NOT_OK(CheckStorageOptions(p.storage_option_keys, p.storage_option_values, p.num_storage_options));
     lance::WriteParams write;
+    LANCE_RETURN_NOT_OK(ToStorageOptions(p.storage_option_keys, p.storage_option_values, p.num_storage_options,
+                                         &write.storage_options));
     switch (p.mode) {
       case LANCE_WRITE_CREATE: write.mode = lance::WriteMode::kCreate; break;
       case LANCE_WRITE_APPEND: write.mode = lance::WriteMode::kAppend; break;
