@@ -290,3 +290,17 @@ def test_signatures_checked(tmp_path):
         assert [r[2] for r in manifest_puts] == [200, 200], manifest_puts
     finally:
         server.stop()
+
+
+def test_python_binding_storage_options(moto, bucket):
+    lance_cpp = pytest.importorskip("lance_cpp")
+    uri = f"s3://{bucket}/py"
+    opts = _options(moto)
+    lance_cpp.write_dataset(_rows(0, 12), uri, storage_options=opts)
+    lance.write_dataset(_rows(12, 3), uri, mode="append", storage_options=opts)
+    assert lance_cpp.dataset(uri, storage_options=opts).count_rows() == 15
+    assert lance.dataset(uri, storage_options=opts).version == 2
+    with pytest.raises(NotImplementedError, match="aws_request_payer"):
+        lance_cpp.dataset(uri, storage_options=dict(opts, aws_request_payer="true"))
+    with pytest.raises(Exception, match="allow_http"):
+        lance_cpp.dataset(uri, storage_options={k: v for k, v in opts.items() if k != "allow_http"})
