@@ -3,8 +3,6 @@
 #include <iostream>
 #include <sstream>
 
-#include <arrow/memory_pool.h>
-
 #include "cli.h"
 #include "lance/compaction.h"
 #include "progress_bar.h"
@@ -114,12 +112,6 @@ int RunCompact(const std::vector<std::string>& argv) {
     return ReportUsage(err->message, kCompactUsage);
   }
   if (args.positional.size() != 1) return ReportUsage("compact takes exactly one URI", kCompactUsage);
-  // Compaction streams every row through buffers freed batch by batch:
-  // jemalloc (Arrow's pool) would keep freed pages about a second before
-  // giving them back, so the process's footprint grew past its live data
-  // (138 MiB against 109 MiB on bench/run_compaction.py's 2.1 dataset).
-  // Return them at once; a no-op when Arrow has no jemalloc.
-  (void)arrow::jemalloc_set_decay_ms(0);
   if (args.Has("--json") && !args.Has("--plan")) return ReportUsage("--json goes with --plan", kCompactUsage);
   CompactionOptions options;
   if (auto err = ParseOptions(args, &options)) return ReportUsage(err->message, kCompactUsage);
