@@ -1,0 +1,1 @@
+i > 10 AND s LIKE 'ab%'

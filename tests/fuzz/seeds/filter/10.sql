@@ -1,0 +1,1 @@
+tz < timestamp '2020-06-01T00:00:00Z' AND NOT b

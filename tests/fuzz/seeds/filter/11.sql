@@ -1,0 +1,1 @@
+s NOT LIKE '%\_%' ESCAPE '\' AND i NOT IN (1, 2, NULL)

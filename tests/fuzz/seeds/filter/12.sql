@@ -1,0 +1,1 @@
+CAST(i AS STRING) = '5' AND octet_length(s) > 2

@@ -1,0 +1,1 @@
+NOT (d BETWEEN 0.5 AND 1.5) OR b IS NULL

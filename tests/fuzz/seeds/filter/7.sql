@@ -1,0 +1,1 @@
+regexp_match(s, '^a.*z$') AND lower(ls) = 'q'

@@ -1,0 +1,1 @@
+dec > 12.34 AND f IS NOT NULL AND bin IS NULL
