@@ -8,6 +8,8 @@
 #                   the tests that need the historical datasets of ../shared/fixtures
 #                   skip, and say so, when the clone has none beside it)
 #   make test-asan  the same suite built with ASan+UBSan
+#   make fuzz       libFuzzer (clang, ASan+UBSan) on every fuzz target, FUZZ_SECONDS each (default 300)
+#   make test-tsan  the unit suite and the concurrency interop tests built with ThreadSanitizer
 #   make bench      read benchmarks, lance-cpp beside pylance (BENCH_ARGS="--rows N")
 #   make bench-write  write/delete/update/merge-insert benchmarks (BENCH_ARGS="--rows N")
 #   make bench-concurrency  commits/s of 1, 2, 4, 8 concurrent writers (BENCH_ARGS="--commits N")
@@ -19,9 +21,13 @@ VENV := .venv
 PY := $(CURDIR)/$(VENV)/bin/python
 BUILD ?= build
 ASAN_BUILD := build-asan
+TSAN_BUILD := build-tsan
+FUZZ_BUILD := build-fuzz
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS := manifest_fuzz file_reader_fuzz deletion_fuzz filter_fuzz
 CMAKE_FLAGS := -G Ninja -DLANCE_PYTHON=$(PY)
 
-.PHONY: all deps build demo test unit interop python test-asan bench bench-write bench-concurrency bench-compaction bench-index bench-fts clean
+.PHONY: all deps build demo test unit interop python test-asan test-tsan fuzz bench bench-write bench-concurrency bench-compaction bench-index bench-fts clean
 
 all: build
 
@@ -67,6 +73,31 @@ test-asan: deps $(ASAN_BUILD)/build.ninja
 	cd $(ASAN_BUILD) && { ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 ctest --output-on-failure -j $(JOBS); rc=$$?; bash $(CURDIR)/scripts/unit_summary.sh .; exit $$rc; }
 	ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 LANCE_CPP_BIN=$(CURDIR)/$(ASAN_BUILD)/bin/lance-cpp \
 	  $(PY) -m pytest -q $(PYTEST_PAR) tests/interop
+
+# ThreadSanitizer: every unit test (the thread pools, read-ahead, caches and
+# commit retries run there) and the interop tests whose writers race, each
+# CLI process instrumented. Reports stop the run (halt_on_error).
+TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp
+$(TSAN_BUILD)/build.ninja: | deps
+	cmake -S . -B $(TSAN_BUILD) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Debug -DLANCE_SANITIZE_THREAD=ON
+
+test-tsan: deps $(TSAN_BUILD)/build.ninja
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+	cd $(TSAN_BUILD) && { $(TSAN_ENV) ctest --output-on-failure -j $(JOBS); rc=$$?; bash $(CURDIR)/scripts/unit_summary.sh .; exit $$rc; }
+	$(TSAN_ENV) LANCE_CPP_BIN=$(CURDIR)/$(TSAN_BUILD)/bin/lance-cpp \
+	  $(PY) -m pytest -q $(PYTEST_PAR) tests/interop/test_concurrency.py tests/interop/test_compaction.py tests/interop/test_crash.py
+
+# libFuzzer needs clang (installed here when missing, not by `make`): the
+# whole library is built instrumented, the targets run in turn.
+$(FUZZ_BUILD)/build.ninja: | deps
+	@command -v clang++ >/dev/null || { SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get install -y -qq clang >/dev/null; }
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Debug \
+	  -DLANCE_SANITIZE=ON -DLANCE_FUZZ=ON
+
+fuzz: deps $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZ_TARGETS)
+	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 bench: build
 	$(PY) bench/run.py $(BENCH_ARGS)

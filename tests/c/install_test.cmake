@@ -35,6 +35,8 @@ endforeach()
 set(san_flags "")
 if(SANITIZE)
   set(san_flags "-fsanitize=address,undefined -fno-omit-frame-pointer")
+elseif(SANITIZE_THREAD)
+  set(san_flags "-fsanitize=thread -fno-omit-frame-pointer")
 endif()
 
 # 1. find_package(LanceCpp)
