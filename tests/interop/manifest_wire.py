@@ -168,3 +168,24 @@ def manifest_path(uri: Path, version: int) -> Path:
     found = [p for p in (v2, v1) if p.exists()]
     assert len(found) == 1, f"version {version} of {uri}: {found}"
     return found[0]
+
+
+def patch_varint_field(manifest: Path, field: int, value: int) -> None:
+    """Appends varint field `field` = `value` to the Manifest message of a
+    manifest file (e.g. 9: reader, 10: writer feature flags); protobuf lets
+    the last value of a field win, so this overrides the written one."""
+    b = bytearray(manifest.read_bytes())
+    pos = struct.unpack_from("<q", b, len(b) - 16)[0]
+    (length,) = struct.unpack_from("<I", b, pos)
+    varint, v = bytearray(), value
+    while True:
+        byte = v & 0x7F
+        v >>= 7
+        varint.append(byte | (0x80 if v else 0))
+        if not v:
+            break
+    extra = bytes([field << 3]) + bytes(varint)
+    end = pos + 4 + length
+    b[end:end] = extra
+    struct.pack_into("<I", b, pos, length + len(extra))
+    manifest.write_bytes(bytes(b))

@@ -16,7 +16,6 @@ Base paths (bit 16) have their own file, test_base_paths.py.
 from __future__ import annotations
 
 import os
-import struct
 from pathlib import Path
 
 import pyarrow as pa
@@ -29,6 +28,7 @@ from lance.file import LanceFileWriter
 from lance.fragment import DataFile, LanceFragment
 
 from conftest import assert_clean_failure
+import manifest_wire
 
 OVERLAY_ENV = "LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES"
 
@@ -109,23 +109,7 @@ def test_overlay_dataset_is_refused_without_the_opt_in(lance_cpp, tmp_path, monk
 
 
 def _patch_flags(manifest: Path, field: int, flags: int) -> None:
-    """Appends `field = flags` (9: reader flags, 10: writer flags) to the
-    manifest message; protobuf lets the last value of a field win."""
-    b = bytearray(manifest.read_bytes())
-    pos = struct.unpack_from("<q", b, len(b) - 16)[0]
-    (length,) = struct.unpack_from("<I", b, pos)
-    varint, v = bytearray(), flags
-    while True:
-        byte = v & 0x7F
-        v >>= 7
-        varint.append(byte | (0x80 if v else 0))
-        if not v:
-            break
-    extra = bytes([field << 3]) + bytes(varint)
-    end = pos + 4 + length
-    b[end:end] = extra
-    struct.pack_into("<I", b, pos, length + len(extra))
-    manifest.write_bytes(bytes(b))
+    manifest_wire.patch_varint_field(manifest, field, flags)
 
 
 def test_unknown_reader_bit_stops_writers_too(lance_cpp, tmp_path):

@@ -130,23 +130,7 @@ def _edit_manifest(path: Path, edit) -> None:
 
 
 def _patch_flags(manifest: Path, field: int, flags: int) -> None:
-    """Appends `field = flags` (9: reader, 10: writer feature flags) to the
-    manifest message; protobuf lets the last value win."""
-    b = bytearray(manifest.read_bytes())
-    pos = struct.unpack_from("<q", b, len(b) - 16)[0]
-    (length,) = struct.unpack_from("<I", b, pos)
-    varint, v = bytearray(), flags
-    while True:
-        byte = v & 0x7F
-        v >>= 7
-        varint.append(byte | (0x80 if v else 0))
-        if not v:
-            break
-    extra = bytes([field << 3]) + bytes(varint)
-    end = pos + 4 + length
-    b[end:end] = extra
-    struct.pack_into("<I", b, pos, length + len(extra))
-    manifest.write_bytes(bytes(b))
+    manifest_wire.patch_varint_field(manifest, field, flags)
 
 
 # --------------------------------------------------------------------------- #

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import struct
 import subprocess
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 import lance
 from cli_output import parse_change
 from conftest import assert_clean_failure, lance_cpp_binary
+import manifest_wire
 
 STORAGE_VERSIONS = ["2.0", "2.1", "2.2"]
 LAYOUTS = [  # (stable row ids, v2 manifest paths)
@@ -254,23 +254,7 @@ def test_config_metadata_and_tags_survive_our_commits(tmp_path):
 
 
 def _patch_writer_flags(manifest: Path, flags: int) -> None:
-    """Appends `writer_feature_flags = flags` (field 10) to the manifest
-    message, which protobuf lets override any earlier value."""
-    b = bytearray(manifest.read_bytes())
-    pos = struct.unpack_from("<q", b, len(b) - 16)[0]
-    (length,) = struct.unpack_from("<I", b, pos)
-    varint, v = bytearray(), flags
-    while True:
-        byte = v & 0x7F
-        v >>= 7
-        varint.append(byte | (0x80 if v else 0))
-        if not v:
-            break
-    extra = bytes([0x50]) + bytes(varint)
-    body_end = pos + 4 + length
-    b[body_end:body_end] = extra
-    struct.pack_into("<I", b, pos, length + len(extra))
-    manifest.write_bytes(bytes(b))
+    manifest_wire.patch_varint_field(manifest, 10, flags)  # writer_feature_flags
 
 
 def test_unknown_writer_flag_is_refused_with_nothing_written(tmp_path):
