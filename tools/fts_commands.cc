@@ -157,7 +157,7 @@ Result<FullTextQuery> QueryFromJson(const nlohmann::json& j, const std::string& 
   }
   if (kind == "boolean") {
     LANCE_RETURN_NOT_OK(CheckKeys(b, {"should", "must", "must_not"}, at));
-    std::vector<std::pair<FullTextQuery::Occur, FullTextQuery>> clauses;
+    std::vector<FullTextQuery::Clause> clauses;
     for (const auto& [key, occur] : {std::pair{"should", FullTextQuery::Occur::kShould},
                                      std::pair{"must", FullTextQuery::Occur::kMust},
                                      std::pair{"must_not", FullTextQuery::Occur::kMustNot}}) {
@@ -165,7 +165,7 @@ Result<FullTextQuery> QueryFromJson(const nlohmann::json& j, const std::string& 
       if (!b[key].is_array()) return Status::Invalid(at, ".", key, " is not a list");
       for (size_t i = 0; i < b[key].size(); ++i) {
         LANCE_ASSIGN_OR_RAISE(auto clause, QueryFromJson(b[key][i], at + "." + key + "[" + std::to_string(i) + "]"));
-        clauses.emplace_back(occur, std::move(clause));
+        clauses.push_back({occur, std::move(clause)});
       }
     }
     return FullTextQuery::Boolean(std::move(clauses));

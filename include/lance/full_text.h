@@ -102,60 +102,76 @@ struct FullTextQuery {
   /// Boolean: the clauses. Every MUST clause must match and adds its
   /// score, matching SHOULD clauses add theirs (with no MUST clause a row
   /// must match one), a row matching a MUST_NOT clause is dropped.
-  std::vector<std::pair<Occur, FullTextQuery>> clauses;
+  struct Clause;  // {occur, query}, defined below
+  std::vector<Clause> clauses;
   /// Boost: rows of `positive`, scored positive - negative_boost * negative
   /// where `negative` matches too.
   std::shared_ptr<const FullTextQuery> positive;
   std::shared_ptr<const FullTextQuery> negative;
   float negative_boost = 0.5f;
 
-  static FullTextQuery Match(std::string terms, std::string column = "") {
-    FullTextQuery q;
-    q.terms = std::move(terms);
-    q.column = std::move(column);
-    return q;
-  }
+  static FullTextQuery Match(std::string terms, std::string column = "");
   /// A query string as pylance reads one: a phrase (slop 0) when the whole
   /// string is in double quotes, else a match of its terms (OR). Nothing
   /// else in it is syntax.
-  static FullTextQuery FromString(const std::string& text, std::string column = "") {
-    if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
-      return Phrase(text.substr(1, text.size() - 2), std::move(column));
-    }
-    return Match(text, std::move(column));
-  }
-  static FullTextQuery Phrase(std::string terms, std::string column = "", uint32_t slop = 0) {
-    FullTextQuery q;
-    q.kind = Kind::kPhrase;
-    q.terms = std::move(terms);
-    q.column = std::move(column);
-    q.slop = slop;
-    return q;
-  }
+  static FullTextQuery FromString(const std::string& text, std::string column = "");
+  static FullTextQuery Phrase(std::string terms, std::string column = "", uint32_t slop = 0);
   static FullTextQuery MultiMatch(std::string terms, std::vector<std::string> columns,
-                                  std::vector<float> boosts = {}) {
-    FullTextQuery q;
-    q.kind = Kind::kMultiMatch;
-    q.terms = std::move(terms);
-    q.columns = std::move(columns);
-    q.boosts = std::move(boosts);
-    return q;
-  }
-  static FullTextQuery Boolean(std::vector<std::pair<Occur, FullTextQuery>> clauses) {
-    FullTextQuery q;
-    q.kind = Kind::kBoolean;
-    q.clauses = std::move(clauses);
-    return q;
-  }
-  static FullTextQuery Boost(FullTextQuery positive, FullTextQuery negative, float negative_boost = 0.5f) {
-    FullTextQuery q;
-    q.kind = Kind::kBoost;
-    q.positive = std::make_shared<const FullTextQuery>(std::move(positive));
-    q.negative = std::make_shared<const FullTextQuery>(std::move(negative));
-    q.negative_boost = negative_boost;
-    return q;
-  }
+                                  std::vector<float> boosts = {});
+  static FullTextQuery Boolean(std::vector<Clause> clauses);
+  static FullTextQuery Boost(FullTextQuery positive, FullTextQuery negative, float negative_boost = 0.5f);
 };
+
+// A struct rather than std::pair: the pair's constructor constraints,
+// checked while FullTextQuery is still incomplete, break clang 14.
+struct FullTextQuery::Clause {
+  Occur occur = Occur::kShould;
+  FullTextQuery query;
+};
+
+inline FullTextQuery FullTextQuery::Match(std::string terms, std::string column) {
+  FullTextQuery q;
+  q.terms = std::move(terms);
+  q.column = std::move(column);
+  return q;
+}
+inline FullTextQuery FullTextQuery::FromString(const std::string& text, std::string column) {
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
+    return Phrase(text.substr(1, text.size() - 2), std::move(column));
+  }
+  return Match(text, std::move(column));
+}
+inline FullTextQuery FullTextQuery::Phrase(std::string terms, std::string column, uint32_t slop) {
+  FullTextQuery q;
+  q.kind = Kind::kPhrase;
+  q.terms = std::move(terms);
+  q.column = std::move(column);
+  q.slop = slop;
+  return q;
+}
+inline FullTextQuery FullTextQuery::MultiMatch(std::string terms, std::vector<std::string> columns,
+                                                 std::vector<float> boosts) {
+  FullTextQuery q;
+  q.kind = Kind::kMultiMatch;
+  q.terms = std::move(terms);
+  q.columns = std::move(columns);
+  q.boosts = std::move(boosts);
+  return q;
+}
+inline FullTextQuery FullTextQuery::Boolean(std::vector<Clause> clauses) {
+  FullTextQuery q;
+  q.kind = Kind::kBoolean;
+  q.clauses = std::move(clauses);
+  return q;
+}
+inline FullTextQuery FullTextQuery::Boost(FullTextQuery positive, FullTextQuery negative, float negative_boost) {
+  FullTextQuery q;
+  q.kind = Kind::kBoost;
+  q.positive = std::make_shared<const FullTextQuery>(std::move(positive));
+  q.negative = std::make_shared<const FullTextQuery>(std::move(negative));
+  q.negative_boost = negative_boost;
+  return q;
+}
 
 struct FullTextSearchOptions {
   /// The columns a match without a column searches (pylance's

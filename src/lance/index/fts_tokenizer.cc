@@ -255,7 +255,8 @@ Result<InvertedIndexParams> InvertedIndexParams::FromJson(std::string_view text,
                                  "custom_stop_words", "ascii_folding", "min_ngram_length", "max_ngram_length",
                                  "prefix_only", "block_size", "split_identifiers", "split_on_numerics",
                                  "preserve_original", "index_operators"};
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    const std::string& key = item.key();
     if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return key == k; }) ==
         std::end(kKnown)) {
       return Status::NotImplemented(context, ": inverted index parameter '", key, "' is not supported by lance-cpp");
