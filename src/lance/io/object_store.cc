@@ -387,7 +387,19 @@ Status ObjectStore::PutIfNotExists(const std::string& relative, std::string_view
   if (!IsLocal()) {
     LANCE_ASSIGN_OR_RAISE(bool exists, Exists(relative));
     if (exists) return Status::AlreadyExists(path, " already exists");
-    return Write(relative, bytes);
+    // Staged, then renamed: a write that fails half way must not leave a
+    // torn file under the final name (a torn manifest is a broken version).
+    const size_t slash = relative.rfind('/');
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    const std::string staged = (slash == std::string::npos ? std::string() : relative.substr(0, slash + 1)) +
+                               ".tmp_" + std::to_string(rng());
+    Status st = Write(staged, bytes);
+    if (st.ok()) {
+      st = fs_->Move(FullPath(staged), path);
+      if (!st.ok()) st = st.WithMessage("cannot rename ", FullPath(staged), " to ", path, ": ", st.message());
+    }
+    if (!st.ok()) (void)Delete(staged);  // best effort; cleanup removes what stays
+    return st;
   }
   const std::string dir = ParentDir(path);
   if (!dir.empty()) {

@@ -82,7 +82,7 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-enum class Kind { kNone, kData, kDeletion, kTransaction, kIndex };
+enum class Kind { kNone, kData, kDeletion, kTransaction, kIndex, kStaged };
 
 // What a file is, as far as cleanup goes; kNone = leave it alone.
 Kind KindOf(const std::string& relative) {
@@ -92,6 +92,9 @@ Kind KindOf(const std::string& relative) {
     return Kind::kDeletion;
   }
   if (StartsWith(relative, "_transactions/") && EndsWith(relative, ".txn")) return Kind::kTransaction;
+  // A manifest staged by a commit that failed before renaming it
+  // (io::ObjectStore::PutIfNotExists): never part of a version.
+  if (StartsWith(relative, "_versions/.tmp_")) return Kind::kStaged;
   return Kind::kNone;
 }
 
@@ -107,6 +110,7 @@ bool Referenced(Kind kind, const std::string& relative, const ReferencedFiles& r
       if (end == std::string::npos) return true;  // not inside an index directory: keep
       return refs.index_uuids.count(relative.substr(start, end - start)) > 0;
     }
+    case Kind::kStaged: return false;
     case Kind::kNone: return true;
   }
   return true;
@@ -225,6 +229,7 @@ Result<CleanupResult> ops::CleanupWithPolicy(const std::shared_ptr<io::ObjectSto
       case Kind::kDeletion: ++result.deletion_files; break;
       case Kind::kTransaction: ++result.transaction_files; break;
       case Kind::kIndex: ++result.index_files; break;
+      case Kind::kStaged:
       case Kind::kNone: break;
     }
   }
