@@ -270,13 +270,14 @@ Result<std::shared_ptr<Dataset>> CreateIndexBuilder::Commit() {
   }
   meta.files = *files;
   meta.created_at_ms = static_cast<uint64_t>(util::NowNanos() / 1000000);
-  auto committed = ops::CommitIndexChange(ds, txn::CreateIndex{{meta}, removed});
+  auto committed = ops::CommitIndexTransaction(ds, txn::CreateIndex{{meta}, removed});
   if (!committed.ok()) {
     (void)store.DeleteDirectory(dir);
     return committed.status();
   }
   result_ = std::move(meta);
-  return committed;
+  const uint64_t version = committed->version;
+  return ops::AtVersion(ds, version, std::move(*committed));
 }
 
 Result<std::shared_ptr<Dataset>> DropIndexBuilder::Commit() {

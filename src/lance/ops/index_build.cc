@@ -42,14 +42,19 @@ std::array<uint8_t, 16> UuidBytes(const std::string& text) {
 
 bool IsSystemIndex(const IndexMetadata& i) { return table::IsSystemIndex(i); }
 
-Result<std::shared_ptr<Dataset>> CommitIndexChange(const Dataset& dataset, txn::CreateIndex op) {
+Result<txn::CommitResult> CommitIndexTransaction(const Dataset& dataset, txn::CreateIndex op) {
   LANCE_RETURN_NOT_OK(CheckWritable(dataset));
   const txn::BaseVersion base = BaseVersionOf(dataset);
   txn::CommitOptions options;
   options.latest = &base;
   auto t = txn::Transaction::Make(dataset.version(), std::move(op));
-  LANCE_ASSIGN_OR_RAISE(auto result, CommitTransaction(*DatasetAccess::Store(dataset), std::move(t), options));
-  return AtVersion(dataset, result.version);
+  return CommitTransaction(*DatasetAccess::Store(dataset), std::move(t), options);
+}
+
+Result<std::shared_ptr<Dataset>> CommitIndexChange(const Dataset& dataset, txn::CreateIndex op) {
+  LANCE_ASSIGN_OR_RAISE(auto result, CommitIndexTransaction(dataset, std::move(op)));
+  const uint64_t version = result.version;
+  return AtVersion(dataset, version, std::move(result));
 }
 
 int64_t SortRunRows() {

@@ -26,6 +26,9 @@ std::array<uint8_t, 16> UuidBytes(const std::string& text);
 bool IsSystemIndex(const IndexMetadata& index);
 /// Commits `op` on top of `dataset`'s version (the indices it read).
 Result<std::shared_ptr<Dataset>> CommitIndexChange(const Dataset& dataset, txn::CreateIndex op);
+/// The commit alone: a builder that removes the files it wrote when the
+/// commit fails must not remove them when only the new handle fails.
+Result<txn::CommitResult> CommitIndexTransaction(const Dataset& dataset, txn::CreateIndex op);
 
 /// Rows a BTREE build sorts in memory before it spills a sorted run, and an
 /// NGRAM build holds the posting lists of before it spills them: 4Mi

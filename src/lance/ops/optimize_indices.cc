@@ -9,6 +9,7 @@
 #include <arrow/compute/api.h>
 
 #include "lance/dataset_internal.h"
+#include "lance/ops/dataset_ops_internal.h"
 #include "lance/file_reader.h"
 #include "lance/index/bloom_filter.h"
 #include "lance/index/frag_reuse.h"
@@ -510,12 +511,14 @@ Result<std::shared_ptr<const Dataset>> OptimizeIndicesBuilder::Commit() {
   for (const auto& i : ds.indices()) {
     if (removed_set.count(&i)) removed_.push_back(i);
   }
-  auto committed = ops::CommitIndexChange(ds, txn::CreateIndex{added_, removed_});
+  auto committed = ops::CommitIndexTransaction(ds, txn::CreateIndex{added_, removed_});
   if (!committed.ok()) {
     cleanup();
     return committed.status();
   }
-  return std::shared_ptr<const Dataset>(*committed);
+  const uint64_t version = committed->version;
+  LANCE_ASSIGN_OR_RAISE(auto out, ops::AtVersion(ds, version, std::move(*committed)));
+  return std::shared_ptr<const Dataset>(out);
 }
 
 }  // namespace lance
