@@ -24,7 +24,7 @@ ASAN_BUILD := build-asan
 TSAN_BUILD := build-tsan
 FUZZ_BUILD := build-fuzz
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := manifest_fuzz file_reader_fuzz deletion_fuzz filter_fuzz
+FUZZ_TARGETS := manifest_fuzz file_reader_fuzz deletion_fuzz filter_fuzz index_fuzz
 CMAKE_FLAGS := -G Ninja -DLANCE_PYTHON=$(PY)
 
 .PHONY: all deps build demo test unit interop python test-asan test-tsan fuzz bench bench-write bench-concurrency bench-compaction bench-index bench-fts clean

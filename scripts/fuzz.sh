@@ -15,6 +15,7 @@ seeds_of() {
     file_reader_fuzz) echo "tests/fixtures/v2_0 tests/fixtures/v2_1 tests/fixtures/legacy" ;;
     deletion_fuzz) echo "tests/fuzz/seeds/deletion" ;;
     filter_fuzz) echo "tests/fuzz/seeds/filter" ;;
+    index_fuzz) echo "tests/fuzz/seeds/index" ;;
   esac
 }
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
