@@ -9,7 +9,9 @@
 #include <arrow/api.h>
 #include <arrow/filesystem/localfs.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <set>
@@ -231,6 +233,13 @@ class FaultInjectionTest : public ::testing::TestWithParam<Case> {
     auto report = Verify(uri);
     ASSERT_TRUE(report.ok()) << report.status().ToString();
     for (const auto& f : report->findings) ADD_FAILURE() << "verify: " << f.path << ": " << f.message;
+    if (kind == FaultKind::kFail) {
+      // For pylance to open too, once per test (see CheckWithPylance).
+      const stdfs::path kept = dir_ / "kept" / std::to_string(n);
+      stdfs::create_directories(kept.parent_path());
+      stdfs::copy(uri, kept, stdfs::copy_options::recursive);
+      kept_.push_back({kept.string(), *state});
+    }
 
     // The next commit works, and a cleanup leaves only referenced files.
     auto reopened = Dataset::Open(uri);
@@ -252,8 +261,42 @@ class FaultInjectionTest : public ::testing::TestWithParam<Case> {
     EXPECT_TRUE(report->ok());
   }
 
+  // pylance opens every dataset a failed run left, at the version and with
+  // the rows lance-cpp saw, and its validate() passes.
+  void CheckWithPylance() {
+#ifdef LANCE_PYTHON
+    if (kept_.empty()) return;
+    const stdfs::path list = dir_ / "kept.txt";
+    {
+      std::ofstream out(list);
+      for (const auto& [path, state] : kept_) out << path << "\t" << state.version << "\t" << state.rows.size() << "\n";
+    }
+    const stdfs::path script = dir_ / "check.py";
+    {
+      std::ofstream out(script);
+      out << "import sys, lance\n"
+             "bad = 0\n"
+             "for line in open(sys.argv[1]):\n"
+             "    path, version, rows = line.rstrip('\\n').split('\\t')\n"
+             "    try:\n"
+             "        ds = lance.dataset(path)\n"
+             "        ds.validate()\n"
+             "        got = (ds.version, ds.count_rows())\n"
+             "    except Exception as e:\n"
+             "        got = repr(e)\n"
+             "    if got != (int(version), int(rows)):\n"
+             "        bad += 1\n"
+             "        print(f'{path}: pylance sees {got}, lance-cpp version {version} with {rows} rows')\n"
+             "sys.exit(1 if bad else 0)\n";
+    }
+    const std::string cmd = std::string(LANCE_PYTHON) + " " + script.string() + " " + list.string();
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+#endif
+  }
+
   stdfs::path dir_;
   std::string base_;
+  std::vector<std::pair<std::string, State>> kept_;
 };
 
 TEST_P(FaultInjectionTest, EveryCallFailsInTurn) {
@@ -284,6 +327,7 @@ TEST_P(FaultInjectionTest, EveryCallFailsInTurn) {
     RunFaulted(n, FaultKind::kShortWrite, /*sticky=*/true, *before, *after);
     if (HasFailure()) break;  // one call's report is enough to act on
   }
+  CheckWithPylance();
   // Stalls change nothing but timing.
   for (int64_t n = 1; n <= calls; n += std::max<int64_t>(1, calls / 8)) {
     RunFaulted(n, FaultKind::kStall, /*sticky=*/false, *before, *after);
