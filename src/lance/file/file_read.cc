@@ -354,6 +354,16 @@ struct FileReadContext {
   file::PageCutsCache& cuts;
 };
 
+namespace {
+
+// An error of a read names the file it is about.
+Status NameFile(const Status& st, const std::string& name) {
+  if (st.ok() || name.empty() || st.message().find(name) != std::string::npos) return st;
+  return st.WithMessage(name, ": ", st.message());
+}
+
+}  // namespace
+
 Result<std::vector<uint64_t>> FileReader::ReadWindows(const std::vector<std::string>& columns,
                                                       uint64_t target_rows) const {
   std::vector<uint64_t> bounds{0};
@@ -399,139 +409,154 @@ Result<std::shared_ptr<arrow::Table>> FileReader::ReadAll(const std::vector<std:
 
 Result<std::shared_ptr<arrow::Table>> FileReader::ReadRange(const std::vector<std::string>& columns, uint64_t offset,
                                                             uint64_t count) const {
-  if (offset > layout_.num_rows || count > layout_.num_rows - offset) {
-    return Status::IndexError("rows [", offset, ", +", count, ") are past the end of ", name_, " (",
-                              layout_.num_rows, " rows)");
-  }
-  LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
-  LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
-  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields), *cuts_};
-  LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, columns, name_));
-  LANCE_ASSIGN_OR_RAISE(auto full_schema, layout_.schema.ToArrow());
-  arrow::FieldVector out_fields;
-  arrow::ArrayVector out_arrays;
-  for (size_t i : wanted) {
-    std::shared_ptr<arrow::Array> array;
-    if (!ReadsPagesSelectively()) {
-      LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeAll(i));
-      array = array->Slice(static_cast<int64_t>(offset), static_cast<int64_t>(count));
-    } else {
-      LANCE_ASSIGN_OR_RAISE(auto window, ctx.Window(i, offset, offset + count));
-      LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeWindow(i, window.first, window.second));
-      array = array->Slice(static_cast<int64_t>(offset - window.first), static_cast<int64_t>(count));
+  // Decoders name the field and page; the file is named here, once.
+  auto result = [&]() -> Result<std::shared_ptr<arrow::Table>> {
+    if (offset > layout_.num_rows || count > layout_.num_rows - offset) {
+      return Status::IndexError("rows [", offset, ", +", count, ") are past the end of ", name_, " (",
+                                layout_.num_rows, " rows)");
     }
-    out_fields.push_back(full_schema->field(static_cast<int>(i)));
-    out_arrays.push_back(std::move(array));
-  }
-  return arrow::Table::Make(arrow::schema(out_fields, full_schema->metadata()), out_arrays,
-                            static_cast<int64_t>(count));
+    LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
+    LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
+    FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields), *cuts_};
+    LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, columns, name_));
+    LANCE_ASSIGN_OR_RAISE(auto full_schema, layout_.schema.ToArrow());
+    arrow::FieldVector out_fields;
+    arrow::ArrayVector out_arrays;
+    for (size_t i : wanted) {
+      std::shared_ptr<arrow::Array> array;
+      if (!ReadsPagesSelectively()) {
+        LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeAll(i));
+        array = array->Slice(static_cast<int64_t>(offset), static_cast<int64_t>(count));
+      } else {
+        LANCE_ASSIGN_OR_RAISE(auto window, ctx.Window(i, offset, offset + count));
+        LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeWindow(i, window.first, window.second));
+        array = array->Slice(static_cast<int64_t>(offset - window.first), static_cast<int64_t>(count));
+      }
+      out_fields.push_back(full_schema->field(static_cast<int>(i)));
+      out_arrays.push_back(std::move(array));
+    }
+    return arrow::Table::Make(arrow::schema(out_fields, full_schema->metadata()), out_arrays,
+                              static_cast<int64_t>(count));
+  }();
+  if (!result.ok()) return NameFile(result.status(), name_);
+  return result;
 }
 
 Result<std::pair<uint64_t, std::shared_ptr<arrow::Array>>> FileReader::ReadFieldWindow(const std::string& column,
                                                                                         uint64_t offset,
                                                                                         uint64_t count) const {
-  if (offset > layout_.num_rows || count > layout_.num_rows - offset) {
-    return Status::IndexError("rows [", offset, ", +", count, ") are past the end of ", name_, " (",
-                              layout_.num_rows, " rows)");
-  }
-  LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
-  LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
-  FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields), *cuts_};
-  LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, {column}, name_));
-  const size_t i = wanted.front();
-  if (!ReadsPagesSelectively()) {
-    LANCE_ASSIGN_OR_RAISE(auto array, ctx.DecodeAll(i));
-    return std::make_pair(uint64_t{0}, array);
-  }
-  LANCE_ASSIGN_OR_RAISE(auto window, ctx.Window(i, offset, offset + count));
-  LANCE_ASSIGN_OR_RAISE(auto array, ctx.DecodeWindow(i, window.first, window.second));
-  return std::make_pair(window.first, array);
+  // Decoders name the field and page; the file is named here, once.
+  auto result = [&]() -> Result<std::pair<uint64_t, std::shared_ptr<arrow::Array>>> {
+    if (offset > layout_.num_rows || count > layout_.num_rows - offset) {
+      return Status::IndexError("rows [", offset, ", +", count, ") are past the end of ", name_, " (",
+                                layout_.num_rows, " rows)");
+    }
+    LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
+    LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
+    FileReadContext ctx{layout_, *file_, name_, pool_, version, std::move(fields), *cuts_};
+    LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, {column}, name_));
+    const size_t i = wanted.front();
+    if (!ReadsPagesSelectively()) {
+      LANCE_ASSIGN_OR_RAISE(auto array, ctx.DecodeAll(i));
+      return std::make_pair(uint64_t{0}, array);
+    }
+    LANCE_ASSIGN_OR_RAISE(auto window, ctx.Window(i, offset, offset + count));
+    LANCE_ASSIGN_OR_RAISE(auto array, ctx.DecodeWindow(i, window.first, window.second));
+    return std::make_pair(window.first, array);
+  }();
+  if (!result.ok()) return NameFile(result.status(), name_);
+  return result;
 }
 
 Result<std::shared_ptr<arrow::Table>> FileReader::Take(const std::vector<std::string>& columns,
                                                        const std::vector<uint64_t>& offsets) const {
-  for (size_t k = 0; k < offsets.size(); ++k) {
-    if (offsets[k] >= layout_.num_rows) {
-      return Status::IndexError("row ", offsets[k], " is past the end of ", name_, " (", layout_.num_rows, " rows)");
-    }
-    if (k > 0 && offsets[k] < offsets[k - 1]) return Status::Invalid("FileReader::Take needs ascending offsets");
-  }
-  LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
-  LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
-  LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, columns, name_));
-  LANCE_ASSIGN_OR_RAISE(auto full_schema, layout_.schema.ToArrow());
-  arrow::FieldVector out_fields;
-  arrow::ArrayVector out_arrays(wanted.size());
-  // Fields are taken on all cores, each with its own read context (the
-  // page-cut cache is not shared).
-  LANCE_RETURN_NOT_OK(util::ParallelFor(wanted.size(), [&](size_t f) -> Status {
-    const size_t i = wanted[f];
-    FileReadContext ctx{layout_, *file_, name_, pool_, version, fields, *cuts_};
-    if (version == file::FileVersion::kV2_0) {
-      LANCE_ASSIGN_OR_RAISE(out_arrays[f], ctx.Take20(i, offsets));
-      return Status::OK();
-    }
-    // The windows holding the rows, then one decode of all of them.
-    std::vector<std::pair<uint64_t, uint64_t>> windows;
-    size_t k = 0;
-    while (k < offsets.size()) {
-      LANCE_ASSIGN_OR_RAISE(auto window, ctx.Window(i, offsets[k], offsets[k] + 1));
-      // Rows shortly after the window join it: reading the gap costs less
-      // than another window.
-      while (true) {
-        while (k < offsets.size() && offsets[k] < window.second) ++k;
-        if (k == offsets.size() || offsets[k] - window.second > kTakeGapRows) break;
-        LANCE_ASSIGN_OR_RAISE(window, ctx.Window(i, window.first, offsets[k] + 1));
+  // Decoders name the field and page; the file is named here, once.
+  auto result = [&]() -> Result<std::shared_ptr<arrow::Table>> {
+    for (size_t k = 0; k < offsets.size(); ++k) {
+      if (offsets[k] >= layout_.num_rows) {
+        return Status::IndexError("row ", offsets[k], " is past the end of ", name_, " (", layout_.num_rows, " rows)");
       }
-      windows.push_back(window);
+      if (k > 0 && offsets[k] < offsets[k - 1]) return Status::Invalid("FileReader::Take needs ascending offsets");
     }
-    // File bytes per row of the field, to size the batches.
-    uint64_t field_bytes = 0;
-    for (size_t c = ctx.fields[i].first; c < ctx.fields[i].first + ctx.fields[i].count; ++c) {
-      for (const auto& page : layout_.columns[c].pages) {
-        for (const auto& b : page.buffers) field_bytes += b.size;
+    LANCE_ASSIGN_OR_RAISE(auto version, file::FileVersionFromPair(layout_.major_version, layout_.minor_version));
+    LANCE_ASSIGN_OR_RAISE(auto fields, MapColumns(layout_, version, name_));
+    LANCE_ASSIGN_OR_RAISE(auto wanted, FieldIndexes(layout_, columns, name_));
+    LANCE_ASSIGN_OR_RAISE(auto full_schema, layout_.schema.ToArrow());
+    arrow::FieldVector out_fields;
+    arrow::ArrayVector out_arrays(wanted.size());
+    // Fields are taken on all cores, each with its own read context (the
+    // page-cut cache is not shared).
+    LANCE_RETURN_NOT_OK(util::ParallelFor(wanted.size(), [&](size_t f) -> Status {
+      const size_t i = wanted[f];
+      FileReadContext ctx{layout_, *file_, name_, pool_, version, fields, *cuts_};
+      if (version == file::FileVersion::kV2_0) {
+        LANCE_ASSIGN_OR_RAISE(out_arrays[f], ctx.Take20(i, offsets));
+        return Status::OK();
       }
-    }
-    const uint64_t bytes_per_row = std::max<uint64_t>(1, field_bytes / std::max<uint64_t>(1, layout_.num_rows));
-    const uint64_t batch_rows = std::max<uint64_t>(1, kTakeBatchBytes / bytes_per_row);
-    arrow::ArrayVector pieces;
-    size_t w = 0, next = 0;
-    while (w < windows.size()) {
-      std::vector<std::pair<uint64_t, uint64_t>> batch{windows[w++]};
-      uint64_t batch_rows_now = batch[0].second - batch[0].first;
-      while (w < windows.size() && batch_rows_now + (windows[w].second - windows[w].first) <= batch_rows) {
-        batch_rows_now += windows[w].second - windows[w].first;
-        batch.push_back(windows[w++]);
+      // The windows holding the rows, then one decode of all of them.
+      std::vector<std::pair<uint64_t, uint64_t>> windows;
+      size_t k = 0;
+      while (k < offsets.size()) {
+        LANCE_ASSIGN_OR_RAISE(auto window, ctx.Window(i, offsets[k], offsets[k] + 1));
+        // Rows shortly after the window join it: reading the gap costs less
+        // than another window.
+        while (true) {
+          while (k < offsets.size() && offsets[k] < window.second) ++k;
+          if (k == offsets.size() || offsets[k] - window.second > kTakeGapRows) break;
+          LANCE_ASSIGN_OR_RAISE(window, ctx.Window(i, window.first, offsets[k] + 1));
+        }
+        windows.push_back(window);
       }
-      // The rows of the batch's windows to keep, counted across them.
-      std::vector<uint64_t> select;
-      uint64_t base = 0;
-      size_t v = 0;
-      for (; next < offsets.size() && offsets[next] < batch.back().second; ++next) {
-        while (offsets[next] >= batch[v].second) base += batch[v].second - batch[v].first, ++v;
-        select.push_back(base + offsets[next] - batch[v].first);
+      // File bytes per row of the field, to size the batches.
+      uint64_t field_bytes = 0;
+      for (size_t c = ctx.fields[i].first; c < ctx.fields[i].first + ctx.fields[i].count; ++c) {
+        for (const auto& page : layout_.columns[c].pages) {
+          for (const auto& b : page.buffers) field_bytes += b.size;
+        }
       }
-      std::shared_ptr<arrow::Array> array;
-      if (batch.size() == 1) {
-        LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeWindow(i, batch[0].first, batch[0].second, &select));
+      const uint64_t bytes_per_row = std::max<uint64_t>(1, field_bytes / std::max<uint64_t>(1, layout_.num_rows));
+      const uint64_t batch_rows = std::max<uint64_t>(1, kTakeBatchBytes / bytes_per_row);
+      arrow::ArrayVector pieces;
+      size_t w = 0, next = 0;
+      while (w < windows.size()) {
+        std::vector<std::pair<uint64_t, uint64_t>> batch{windows[w++]};
+        uint64_t batch_rows_now = batch[0].second - batch[0].first;
+        while (w < windows.size() && batch_rows_now + (windows[w].second - windows[w].first) <= batch_rows) {
+          batch_rows_now += windows[w].second - windows[w].first;
+          batch.push_back(windows[w++]);
+        }
+        // The rows of the batch's windows to keep, counted across them.
+        std::vector<uint64_t> select;
+        uint64_t base = 0;
+        size_t v = 0;
+        for (; next < offsets.size() && offsets[next] < batch.back().second; ++next) {
+          while (offsets[next] >= batch[v].second) base += batch[v].second - batch[v].first, ++v;
+          select.push_back(base + offsets[next] - batch[v].first);
+        }
+        std::shared_ptr<arrow::Array> array;
+        if (batch.size() == 1) {
+          LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeWindow(i, batch[0].first, batch[0].second, &select));
+        } else {
+          LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeWindows(i, batch, &select));
+        }
+        pieces.push_back(std::move(array));
+      }
+      std::shared_ptr<arrow::Array> column;
+      if (pieces.empty()) {
+        LANCE_ASSIGN_OR_RAISE(auto type, ArrowTypeFromField(layout_.schema.fields[i]));
+        LANCE_ASSIGN_OR_RAISE(column, arrow::MakeEmptyArray(type, pool_));
       } else {
-        LANCE_ASSIGN_OR_RAISE(array, ctx.DecodeWindows(i, batch, &select));
+        LANCE_ASSIGN_OR_RAISE(column, ConcatenatePieces(pieces, pool_));
       }
-      pieces.push_back(std::move(array));
-    }
-    std::shared_ptr<arrow::Array> column;
-    if (pieces.empty()) {
-      LANCE_ASSIGN_OR_RAISE(auto type, ArrowTypeFromField(layout_.schema.fields[i]));
-      LANCE_ASSIGN_OR_RAISE(column, arrow::MakeEmptyArray(type, pool_));
-    } else {
-      LANCE_ASSIGN_OR_RAISE(column, ConcatenatePieces(pieces, pool_));
-    }
-    out_arrays[f] = std::move(column);
-    return Status::OK();
-  }));
-  for (size_t i : wanted) out_fields.push_back(full_schema->field(static_cast<int>(i)));
-  return arrow::Table::Make(arrow::schema(out_fields, full_schema->metadata()), out_arrays,
-                            static_cast<int64_t>(offsets.size()));
+      out_arrays[f] = std::move(column);
+      return Status::OK();
+    }));
+    for (size_t i : wanted) out_fields.push_back(full_schema->field(static_cast<int>(i)));
+    return arrow::Table::Make(arrow::schema(out_fields, full_schema->metadata()), out_arrays,
+                              static_cast<int64_t>(offsets.size()));
+  }();
+  if (!result.ok()) return NameFile(result.status(), name_);
+  return result;
 }
 
 }  // namespace lance
