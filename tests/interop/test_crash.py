@@ -7,53 +7,20 @@ from __future__ import annotations
 
 import random
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.ipc as ipc
 import pytest
 
 import lance
-from conftest import lance_cpp_binary
-
-
-def _table(start: int, n: int) -> pa.Table:
-    ids = pa.array(range(start, start + n), pa.int64())
-    return pa.table({
-        "id": ids,
-        "name": pa.array([f"name-{i}" for i in range(start, start + n)]),
-        "v": pa.array([float(i) for i in range(start, start + n)]),
-    })
-
-
-def _write_ipc(path: Path, table: pa.Table) -> Path:
-    with ipc.new_file(path, table.schema) as w:
-        w.write_table(table, max_chunksize=10_000)
-    return path
-
-
-def _cpp(*args) -> list[str]:
-    return [str(lance_cpp_binary())] + [str(a) for a in args]
+from crash_campaign import cpp as _cpp, killed_run as _killed_run, table as _table, write_ipc as _write_ipc
 
 
 def _count(uri: Path) -> int:
     proc = subprocess.run(_cpp("count", uri), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return int(proc.stdout.strip())
-
-
-def _killed_run(args: list[str], delay: float) -> bool:
-    """Runs `args`, SIGKILLs it after `delay` s; True when it was still running."""
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(delay)
-    alive = proc.poll() is None
-    if alive:
-        proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=60)
-    return alive
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.2"])
