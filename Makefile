@@ -10,6 +10,8 @@
 #   make test-asan  the same suite built with ASan+UBSan
 #   make fuzz       libFuzzer (clang, ASan+UBSan) on every fuzz target, FUZZ_SECONDS each (default 300)
 #   make test-tsan  the unit suite and the concurrency interop tests built with ThreadSanitizer
+#   make test-crash  crash campaign: every write path SIGKILLed at random moments,
+#                   CRASH_KILLS per path (default 100, 10 paths), each kill checked
 #   make bench      read benchmarks, lance-cpp beside pylance (BENCH_ARGS="--rows N")
 #   make bench-write  write/delete/update/merge-insert benchmarks (BENCH_ARGS="--rows N")
 #   make bench-concurrency  commits/s of 1, 2, 4, 8 concurrent writers (BENCH_ARGS="--commits N")
@@ -27,7 +29,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_TARGETS := manifest_fuzz file_reader_fuzz deletion_fuzz filter_fuzz index_fuzz
 CMAKE_FLAGS := -G Ninja -DLANCE_PYTHON=$(PY)
 
-.PHONY: all deps build demo test unit interop python test-asan test-tsan fuzz bench bench-write bench-concurrency bench-compaction bench-index bench-fts clean
+.PHONY: all deps build demo test unit interop python test-asan test-tsan test-crash fuzz bench bench-write bench-concurrency bench-compaction bench-index bench-fts clean
 
 all: build
 
@@ -86,6 +88,12 @@ test-tsan: deps $(TSAN_BUILD)/build.ninja
 	cd $(TSAN_BUILD) && { $(TSAN_ENV) ctest --output-on-failure -j $(JOBS); rc=$$?; bash $(CURDIR)/scripts/unit_summary.sh .; exit $$rc; }
 	$(TSAN_ENV) LANCE_CPP_BIN=$(CURDIR)/$(TSAN_BUILD)/bin/lance-cpp \
 	  $(PY) -m pytest -q $(PYTEST_PAR) tests/interop/test_concurrency.py tests/interop/test_compaction.py tests/interop/test_crash.py
+
+# The long crash campaign (the short form runs in `make test`,
+# tests/interop/test_crash_campaign.py); exits 1 on any failed check.
+CRASH_KILLS ?= 100
+test-crash: build
+	LANCE_CPP_BIN=$(CURDIR)/$(BUILD)/bin/lance-cpp $(PY) tests/interop/crash_campaign.py --kills-per-path $(CRASH_KILLS)
 
 # libFuzzer needs clang (installed here when missing, not by `make`): the
 # whole library is built instrumented, the targets run in turn.
