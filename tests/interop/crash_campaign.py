@@ -45,13 +45,13 @@ import lance  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import manifest_wire  # noqa: E402
-from conftest import CLI_TIMEOUT_S, lance_cpp_binary  # noqa: E402
+from conftest import CLI_TIMEOUT_S, lance_cpp_binary, write_fragments  # noqa: E402
 
-# Base dataset: 8 fragments of 5000 rows over two versions, then a delete
+# Base dataset: 16 fragments of 5000 rows, a version each, then a delete
 # and an update (deletion files, rewritten rows, unreferenced old files) and
 # a BTREE index. Big enough that each command runs for tens of milliseconds.
 FRAGMENT_ROWS = 5_000
-FRAGMENTS = 8
+FRAGMENTS = 16
 BASE_ROWS = FRAGMENT_ROWS * FRAGMENTS
 NEXT_APPEND_ROWS = 10
 TAG = "crash"
@@ -106,6 +106,17 @@ def killed_run(args: list[str], delay: float) -> bool:
     if not alive and rc != 0:
         raise CheckFailed(f"the command exited {rc} on its own (not killed)")
     return alive
+
+
+def startup_time() -> float:
+    """How long the binary takes to load and exit (an unknown command): kills
+    before this land before any work, whatever the command."""
+    runs = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run(cpp("no-such-command"), capture_output=True, timeout=CLI_TIMEOUT_S)
+        runs.append(time.perf_counter() - t0)
+    return min(runs)
 
 
 def sorted_rows(uri: Path, version: Optional[int] = None) -> pa.Table:
@@ -181,9 +192,9 @@ def write_paths(inputs: Path) -> list[WritePath]:
     upsert = inputs / "upsert.arrow"
     return [
         WritePath("append", lambda u: ["write", u, "--input", new, "--mode", "append",
-                                       "--max-rows-per-file", 4_000, "--quiet"]),
+                                       "--max-rows-per-file", 20_000, "--quiet"]),
         WritePath("overwrite", lambda u: ["write", u, "--input", new, "--mode", "overwrite",
-                                          "--max-rows-per-file", 4_000, "--quiet"]),
+                                          "--max-rows-per-file", 20_000, "--quiet"]),
         WritePath("delete", lambda u: ["delete", u, "id % 3 = 0", "--quiet"]),
         WritePath("update", lambda u: ["update", u, "--set", "v = v + 1", "--where", "id % 2 = 0",
                                        "--quiet"]),
@@ -206,10 +217,8 @@ PATH_NAMES = ["append", "overwrite", "delete", "update", "merge-insert", "compac
 def build_base(work: Path) -> tuple[Path, Path]:
     """The base dataset and the directory of input files."""
     base = work / "base.lance"
-    half = FRAGMENTS // 2 * FRAGMENT_ROWS
-    lance.write_dataset(table(0, half), base, data_storage_version="2.1",
-                        max_rows_per_file=FRAGMENT_ROWS)
-    lance.write_dataset(table(half, half), base, mode="append", max_rows_per_file=FRAGMENT_ROWS)
+    # A version per fragment: old manifests and transactions for cleanup.
+    write_fragments(base, [FRAGMENT_ROWS] * FRAGMENTS, table, data_storage_version="2.1")
     ds = lance.dataset(str(base))
     ds.delete("id % 10 = 3")
     ds = lance.dataset(str(base))
@@ -218,9 +227,9 @@ def build_base(work: Path) -> tuple[Path, Path]:
     ds.create_scalar_index("id", "BTREE")
     inputs = work / "inputs"
     inputs.mkdir()
-    write_ipc(inputs / "new.arrow", table(1_000_000, 20_000))
+    write_ipc(inputs / "new.arrow", table(1_000_000, 100_000))
     # Half the keys match existing rows, half are new.
-    write_ipc(inputs / "upsert.arrow", table(BASE_ROWS - 10_000, 20_000))
+    write_ipc(inputs / "upsert.arrow", table(BASE_ROWS - 20_000, 40_000))
     write_ipc(inputs / "next.arrow", table(5_000_000, NEXT_APPEND_ROWS))
     return base, inputs
 
@@ -238,10 +247,13 @@ class Outcome:
     failures: list[str] = field(default_factory=list)
     seconds: float = 0.0
     measured: float = 0.0
+    startup: float = 0.0
+    early: int = 0  # kills before the process could have started its work
 
     def line(self) -> str:
         return (f"{self.name:13s} kills {self.kills:4d}  completed {self.completed:4d}  "
                 f"failures {len(self.failures):3d}  (run {self.measured * 1000:.0f} ms, "
+                f"{self.early} kills within the {self.startup * 1000:.0f} ms process start, "
                 f"{self.seconds:.1f} s)")
 
 
@@ -312,6 +324,7 @@ def run_path(name: str, kills: int, seed: int, work: Path, base: Path, inputs: P
         if i < 2:
             shutil.rmtree(probe)
     out.measured = min(runs)
+    out.startup = startup_time()
     # Every version the whole run committed is a valid end state: compaction
     # commits ReserveFragments, then Rewrite, as pylance does.
     states = {base_version: before}
@@ -334,6 +347,7 @@ def run_path(name: str, kills: int, seed: int, work: Path, base: Path, inputs: P
         try:
             alive = killed_run(cpp(*path.args(uri)), delay)
             out.kills += alive
+            out.early += alive and delay < out.startup
             out.completed += not alive
             check_after_kill(path, uri, inputs, states, tag_expected)
         except Exception as exc:  # pylance and protoc errors are failures too
@@ -378,11 +392,13 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(o.line(), flush=True)
             outcomes.append(o)
     kills = sum(o.kills for o in outcomes)
+    early = sum(o.early for o in outcomes)
     completed = sum(o.completed for o in outcomes)
     failures = sum(len(o.failures) for o in outcomes)
     short = [o.name for o in outcomes if o.kills < args.kills_per_path]
     print(f"total         kills {kills:4d}  completed {completed:4d}  failures {failures:3d}  "
-          f"({time.perf_counter() - started:.0f} s, seed {args.seed})")
+          f"({early} kills within the process start, {time.perf_counter() - started:.0f} s, "
+          f"seed {args.seed})")
     if short:
         print(f"too few kills landed (< {args.kills_per_path}) for: {', '.join(short)}")
     if failures:
