@@ -346,7 +346,10 @@ def run_path(name: str, kills: int, seed: int, work: Path, base: Path, inputs: P
             break
         uri = work / f"{name}-{k}.lance"
         shutil.copytree(base, uri)
-        delay = rng.uniform(0.0, out.measured * 1.2)
+        # Most kills after the process start (before it, no command has
+        # done anything yet), some during it.
+        low = 0.0 if rng.random() < 0.2 else min(out.startup * 0.9, out.measured)
+        delay = rng.uniform(low, out.measured * 1.2)
         alive = None
         try:
             alive = killed_run(cpp(*path.args(uri)), delay)
