@@ -93,8 +93,10 @@ class ObjectStore {
   /// by URI: one PUT with If-None-Match: * (io/s3_conditional_put.h); an
   /// S3 filesystem given by the caller is refused (no credentials to sign
   /// with). Other arrow::fs filesystems (memory://, a caller's) have no
-  /// conditional put: this checks, then writes, and two writers racing
-  /// inside that window can both succeed.
+  /// conditional put: this checks, writes a staged `.tmp_` file beside the
+  /// target and renames it (so a failed write never leaves a torn file
+  /// under the final name); two writers racing inside that window can both
+  /// succeed.
   Status PutIfNotExists(const std::string& relative, std::string_view bytes) const;
   /// A stream that creates (or replaces) a file, parent directories created.
   Result<std::shared_ptr<arrow::io::OutputStream>> OpenOutputStream(const std::string& relative) const;
