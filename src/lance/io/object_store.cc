@@ -319,6 +319,16 @@ std::string ParentDir(const std::string& path) {
   return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
+// A name beside `path` that its bytes are written under before they are
+// renamed or linked into place: never a committed file's name (readers skip
+// ".tmp_"; cleanup removes stale ones). One engine per thread, seeded once:
+// opening a random_device per commit shows in the profile of small commits.
+std::string StagedSibling(const std::string& path) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  const size_t slash = path.rfind('/');
+  return path.substr(0, slash == std::string::npos ? 0 : slash + 1) + ".tmp_" + std::to_string(rng());
+}
+
 // Writes all of `bytes` to a new local file. No fsync, as the reference's
 // object store: the file is whole for any reader once the call returns, and
 // a flush would cost a commit milliseconds (tens right after bulk writes).
@@ -389,10 +399,7 @@ Status ObjectStore::PutIfNotExists(const std::string& relative, std::string_view
     if (exists) return Status::AlreadyExists(path, " already exists");
     // Staged, then renamed: a write that fails half way must not leave a
     // torn file under the final name (a torn manifest is a broken version).
-    const size_t slash = relative.rfind('/');
-    thread_local std::mt19937_64 rng{std::random_device{}()};
-    const std::string staged = (slash == std::string::npos ? std::string() : relative.substr(0, slash + 1)) +
-                               ".tmp_" + std::to_string(rng());
+    const std::string staged = StagedSibling(relative);
     Status st = Write(staged, bytes);
     if (st.ok()) {
       st = fs_->Move(FullPath(staged), path);
@@ -406,11 +413,7 @@ Status ObjectStore::PutIfNotExists(const std::string& relative, std::string_view
     Status st = fs_->CreateDir(dir, /*recursive=*/true);
     if (!st.ok()) return st.WithMessage("cannot create directory ", dir, ": ", st.message());
   }
-  // The temp name is never a committed manifest name (readers skip ".tmp_").
-  // One engine per thread, seeded once: opening a random_device per commit
-  // shows in the profile of small commits.
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  const std::string tmp = dir + "/.tmp_" + std::to_string(rng());
+  const std::string tmp = StagedSibling(path);
   LANCE_RETURN_NOT_OK(WriteLocalFile(tmp, bytes));
   // link(2) fails with EEXIST instead of replacing: the atomic create-if-absent.
   const int rc = ::link(tmp.c_str(), path.c_str());
