@@ -200,20 +200,34 @@ class FaultInjectionTest : public ::testing::TestWithParam<Case> {
     return target.string();
   }
 
+  struct Opened {
+    std::string uri;
+    std::shared_ptr<FaultInjectingFileSystem> fs;  // unarmed
+    std::shared_ptr<Dataset> dataset;
+  };
+  // A fresh copy named `name`, opened through a fault-injecting filesystem.
+  Result<Opened> CopyAndOpen(const std::string& name) {
+    Opened out;
+    out.uri = Copy(name);
+    out.fs = std::make_shared<FaultInjectingFileSystem>(std::make_shared<arrow::fs::LocalFileSystem>());
+    OpenOptions open;
+    open.filesystem = out.fs;
+    LANCE_ASSIGN_OR_RAISE(out.dataset, Dataset::Open(out.uri, open));
+    return out;
+  }
+
   // Runs the case with call `n` failing as `kind` says; checks what is left.
   void RunFaulted(int64_t n, FaultKind kind, bool sticky, const State& before, const State& after) {
     const std::string label = std::string(GetParam().name) + " call " + std::to_string(n) +
                               (kind == FaultKind::kShortWrite ? " torn" : kind == FaultKind::kStall ? " stall" : "") +
                               (sticky ? " sticky" : "");
     SCOPED_TRACE(label);
-    const std::string uri = Copy("run");
-    auto fs = std::make_shared<FaultInjectingFileSystem>(std::make_shared<arrow::fs::LocalFileSystem>());
-    OpenOptions open;
-    open.filesystem = fs;
-    auto ds = Dataset::Open(uri, open);
-    ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+    auto opened = CopyAndOpen("run");
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    const std::string uri = opened->uri;
+    auto& fs = opened->fs;
     fs->Arm(n, kind, sticky);
-    const Status st = GetParam().op(*ds);
+    const Status st = GetParam().op(opened->dataset);
     const std::string fired = fs->fired_call();
     fs->Disarm();
     SCOPED_TRACE("faulted call: " + fired + "; operation: " + st.ToString());
@@ -305,14 +319,12 @@ TEST_P(FaultInjectionTest, EveryCallFailsInTurn) {
 
   // A clean run through the counting filesystem: how many calls, and the
   // state a successful run leaves.
-  const std::string dry = Copy("dry");
-  auto fs = std::make_shared<FaultInjectingFileSystem>(std::make_shared<arrow::fs::LocalFileSystem>());
-  OpenOptions open;
-  open.filesystem = fs;
-  auto ds = Dataset::Open(dry, open);
-  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  auto opened = CopyAndOpen("dry");
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  const std::string dry = opened->uri;
+  auto& fs = opened->fs;
   fs->Arm(0, FaultKind::kFail);
-  Status st = GetParam().op(*ds);
+  Status st = GetParam().op(opened->dataset);
   ASSERT_TRUE(st.ok()) << st.ToString();
   const int64_t calls = fs->calls();
   ASSERT_GT(calls, 0);
